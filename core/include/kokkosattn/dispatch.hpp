@@ -1,0 +1,52 @@
+// Choosing a backend, explaining the choice, and running it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kokkosattn/registry.hpp"
+
+namespace kattn {
+
+struct BackendVerdict {
+  Backend backend;
+  bool built = false;     // compiled into this library
+  bool supported = false; // built and its support check passed
+  std::string reason;     // why not, when !supported
+  std::string description;
+};
+
+struct Selection {
+  const BackendImpl* impl = nullptr;
+  Dims dims;
+  // Which backend was requested and how: "auto", "forced by options", "forced by
+  // KOKKOSATTN_BACKEND".
+  std::string how;
+};
+
+// The backend requested for a run: options.backend unless KOKKOSATTN_BACKEND names one
+// (the variable overrides `auto` only; an explicit choice in the options wins).
+Backend requested_backend(const Options& o);
+
+// Validates, then picks: the first supporting backend in preference_order for `auto`, or the
+// forced one. Throws InvalidArgument for invalid problems and Unsupported (listing every
+// reason) when the forced backend or every backend cannot serve the problem.
+Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x);
+Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x);
+
+// Every backend of preference_order (plus reference) with its verdict; validates first.
+std::vector<BackendVerdict> explain(const Registry& r, const ForwardProblem& p,
+                                    const ExecContext& x);
+std::vector<BackendVerdict> explain(const Registry& r, const BackwardProblem& p,
+                                    const ExecContext& x);
+std::string format_explain(const std::vector<BackendVerdict>& v);
+
+// select + run; prints one line naming the backend when KOKKOSATTN_LOG=1.
+void run_forward(const Registry& r, const ForwardProblem& p, const ExecContext& x);
+void run_backward(const Registry& r, const BackwardProblem& p, const ExecContext& x);
+
+// Convenience: the default registry, host memory, plain CPU context.
+void attention_forward(const ForwardProblem& p, const ExecContext& x = {});
+void attention_backward(const BackwardProblem& p, const ExecContext& x = {});
+
+} // namespace kattn

@@ -1,0 +1,85 @@
+// The framework-free problem descriptor: every tensor as a raw strided view plus the options
+// of docs/semantics.md. Backends, validation and dispatch all work on this alone.
+//
+// Layouts (see docs/semantics.md):
+//   batched: q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv], out [B, T, N, Hv], lse [B, N, T]
+//   packed varlen (cu_seqlens given): q [Tq_total, N, H], k [Tk_total, K, H],
+//     v [Tk_total, K, Hv], out [Tq_total, N, Hv], lse [N, Tq_total]
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "kokkosattn/backend.hpp"
+#include "kokkosattn/tensor.hpp"
+
+namespace kattn {
+
+// Where the diagonal of causal masks, windows and ALiBi sits when T != S.
+enum class Alignment {
+  top_left,     // query i is aligned with key i
+  bottom_right, // query i is aligned with key i + S - T (decode, chunked prefill)
+};
+
+std::string_view to_string(Alignment a);
+
+struct Options {
+  std::optional<double> scale;    // default 1/sqrt(H)
+  double softcap = 0.0;           // > 0 applies c*tanh(s/c); 0 = off
+  bool causal = false;            // same as window_right = 0
+  std::int64_t window_left = -1;  // inclusive, -1 = unbounded
+  std::int64_t window_right = -1; // inclusive, -1 = unbounded
+  Alignment alignment = Alignment::top_left;
+  double dropout_p = 0.0; // probability of dropping an attention weight
+  std::uint64_t dropout_seed = 0;
+  std::uint64_t dropout_offset = 0;
+  bool deterministic = false; // backward: bitwise repeatable results
+  Backend backend = Backend::automatic;
+};
+
+// Additional inputs; every member is optional (rank 0 = not given).
+struct Extras {
+  Tensor bias;         // additive, [B|1, N|1, T, S], float dtype
+  Tensor mask;         // boolean, [B|1, N|1, T, S], true = attend
+  Tensor alibi_slopes; // f32, [N] or [B, N]
+  Tensor seqlens_q;    // i32 [B]: valid query rows per batch (padded batches)
+  Tensor seqlens_k;    // i32 [B]: valid keys per batch (padded batches)
+  Tensor cu_seqlens_q; // i32 [B+1]: packed varlen offsets into the token dimension
+  Tensor cu_seqlens_k; // i32 [B+1]
+  Tensor lse;          // f32 output of the forward, input of the backward
+  // Packed varlen only: longest sequence; required when cu_seqlens live in device memory
+  // (0 = read it off host-resident cu_seqlens).
+  std::int64_t max_seqlen_q = 0;
+  std::int64_t max_seqlen_k = 0;
+};
+
+struct ForwardProblem {
+  Tensor q, k, v, out;
+  Extras extras;
+  Options options;
+};
+
+struct BackwardProblem {
+  ForwardProblem forward; // q, k, v, out (the forward's output), extras (lse optional)
+  Tensor dout;            // like out
+  Tensor dq, dk, dv;      // like q, k, v
+  Tensor dbias;           // like extras.bias; required iff a gradient of the bias is wanted
+};
+
+// The sizes a validated problem describes, resolved once.
+struct Dims {
+  std::int64_t B = 0;            // batch (sequences)
+  std::int64_t T = 0;            // query length (max over the batch when varlen)
+  std::int64_t S = 0;            // key length (max over the batch when varlen)
+  std::int64_t N = 0;            // query heads
+  std::int64_t K = 0;            // key/value heads (divides N)
+  std::int64_t H = 0;            // q/k head dim
+  std::int64_t Hv = 0;           // v/out head dim
+  bool packed = false;           // cu_seqlens layout
+  bool padded = false;           // seqlens_q/seqlens_k given
+  double scale = 0.0;            // resolved softmax scale
+  std::int64_t window_left = -1; // resolved: causal folded in
+  std::int64_t window_right = -1;
+};
+
+} // namespace kattn

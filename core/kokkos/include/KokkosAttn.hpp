@@ -1,0 +1,17 @@
+// kokkos-attention's Kokkos front end: exact scaled dot-product attention on Kokkos Views.
+//
+//   #include <KokkosAttn.hpp>
+//   KokkosAttn::sdpa(exec, q, k, v, out);                 // q [B,T,N,H] ... out [B,T,N,Hv]
+//   KokkosAttn::Plan plan(exec, q, k, v, out, options);   // choose once, execute many times
+//
+// docs/semantics.md describes the semantics; kattn::Options / kattn::Extras the options.
+#pragma once
+
+#include "KokkosAttn_ExecContext.hpp"
+#include "KokkosAttn_Plan.hpp"
+#include "KokkosAttn_Sdpa.hpp"
+#include "KokkosAttn_Tensor.hpp"
+#include "kokkosattn/backend.hpp"
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/errors.hpp"
+#include "kokkosattn/problem.hpp"

@@ -1,0 +1,111 @@
+// KokkosAttn::Plan: validate and choose a backend once for a problem shape, then execute it on
+// new data many times (as kokkos-fft's plans do).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "KokkosAttn_ExecContext.hpp"
+#include "KokkosAttn_Run.hpp"
+#include "KokkosAttn_Tensor.hpp"
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/errors.hpp"
+#include "kokkosattn/problem.hpp"
+
+namespace KokkosAttn {
+
+template <class ExecSpace>
+class Plan {
+public:
+  // Plans the forward for Views shaped like q, k, v, out. `extras` is captured as given: its
+  // tensors (bias, mask, lengths, lse) must stay alive and are reused by every execute().
+  // Throws InvalidArgument / Unsupported exactly as sdpa would.
+  template <class QView, class KView, class VView, class OView>
+  Plan(const ExecSpace& exec, const QView& q, const KView& k, const VView& v, const OView& out,
+       const kattn::Options& options = {}, const kattn::Extras& extras = {})
+      : exec_(exec) {
+    check_views<QView, KView, VView, OView>(q, k, v, out);
+    planned_.q = as_tensor(q);
+    planned_.k = as_tensor(k);
+    planned_.v = as_tensor(v);
+    planned_.out = as_tensor(out);
+    planned_.options = options;
+    planned_.extras = extras;
+    const kattn::ExecContext x = make_exec_context(exec_);
+    selection_ = kattn::select(kattn::default_registry(), planned_, x);
+    verdicts_ = kattn::explain(kattn::default_registry(), planned_, x);
+    Impl::log_selection("plan", selection_, planned_.q.dtype, x);
+  }
+
+  kattn::Backend backend() const { return selection_.impl->id(); }
+  const kattn::Dims& dims() const { return selection_.dims; }
+  const ExecSpace& execution_space() const { return exec_; }
+
+  // The chosen backend and how, then every backend's verdict for the planned problem.
+  std::string explain() const {
+    return "plan: backend=" + std::string(kattn::to_string(backend())) + " (" + selection_.how +
+           ")\n" + kattn::format_explain(verdicts_);
+  }
+
+  // Runs the planned backend on new Views, which must have the planned dtypes, extents, strides
+  // and memory spaces (InvalidArgument otherwise, before anything is written).
+  template <class QView, class KView, class VView, class OView>
+  void execute(const QView& q, const KView& k, const VView& v, const OView& out) const {
+    check_views<QView, KView, VView, OView>(q, k, v, out);
+    kattn::ForwardProblem p = planned_;
+    p.q = as_planned(as_tensor(q), planned_.q, "q");
+    p.k = as_planned(as_tensor(k), planned_.k, "k");
+    p.v = as_planned(as_tensor(v), planned_.v, "v");
+    p.out = as_planned(as_tensor(out), planned_.out, "out");
+    const kattn::ExecContext x = make_exec_context(exec_);
+    const kattn::BackendImpl& impl = *selection_.impl;
+    Impl::run_in_region("KokkosAttn::Plan::execute", impl,
+                        [&] { impl.forward(p, selection_.dims, x); });
+  }
+
+private:
+  template <class QView, class KView, class VView, class OView>
+  static void check_views(const QView& q, const KView& k, const VView& v, const OView& out) {
+    Impl::check_view<ExecSpace, QView>();
+    Impl::check_view<ExecSpace, KView>();
+    Impl::check_view<ExecSpace, VView>();
+    Impl::check_view<ExecSpace, OView>();
+    static_assert(!std::is_const_v<typename OView::value_type>,
+                  "KokkosAttn::Plan: out must be a View of non-const elements");
+    Impl::check_rank(static_cast<int>(q.rank()), "q");
+    Impl::check_rank(static_cast<int>(k.rank()), "k");
+    Impl::check_rank(static_cast<int>(v.rank()), "v");
+    Impl::check_rank(static_cast<int>(out.rank()), "out");
+  }
+
+  static kattn::Tensor as_planned(const kattn::Tensor& got, const kattn::Tensor& want,
+                                  const char* name) {
+    const std::string head = std::string("Plan::execute: ") + name + ": expected ";
+    if (got.dtype != want.dtype)
+      throw kattn::InvalidArgument(head + "dtype " + std::string(kattn::to_string(want.dtype)) +
+                                   " as planned, got " + std::string(kattn::to_string(got.dtype)));
+    if (got.rank != want.rank || got.extent != want.extent)
+      throw kattn::InvalidArgument(head + "extents " + want.shape_string() + " as planned, got " +
+                                   got.shape_string());
+    if (got.stride != want.stride)
+      throw kattn::InvalidArgument(head + "strides " + want.stride_string() + " as planned, got " +
+                                   got.stride_string());
+    if (got.space != want.space)
+      throw kattn::InvalidArgument(head + "memory space " +
+                                   std::string(kattn::to_string(want.space)) + " as planned, got " +
+                                   std::string(kattn::to_string(got.space)));
+    if (got.data == nullptr)
+      throw kattn::InvalidArgument(head + "a non-null data pointer, got nullptr");
+    return got;
+  }
+
+  ExecSpace exec_;
+  kattn::ForwardProblem planned_;
+  kattn::Selection selection_;
+  std::vector<kattn::BackendVerdict> verdicts_;
+};
+
+} // namespace KokkosAttn

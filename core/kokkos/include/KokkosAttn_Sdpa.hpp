@@ -1,0 +1,98 @@
+// KokkosAttn::sdpa / sdpa_backward: scaled dot-product attention on Kokkos Views, execution space
+// first. Work is enqueued on `exec` and not fenced (Kokkos stream semantics): fence `exec`
+// before reading results on the host.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+#include "KokkosAttn_ExecContext.hpp"
+#include "KokkosAttn_Run.hpp"
+#include "KokkosAttn_Tensor.hpp"
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/problem.hpp"
+#include "kokkosattn/registry.hpp"
+
+namespace KokkosAttn {
+
+// Forward: out = softmax(q k^T * scale [+ bias] [masked]) v, per docs/semantics.md.
+// Rank 4 Views: q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv], out [B, T, N, Hv].
+// Rank 3 Views (packed varlen, with extras.cu_seqlens_q/k): [tokens, heads, dim].
+// Optional tensors (bias, mask, lengths, lse output) go in `extras`, built with as_tensor().
+template <class ExecSpace, class QView, class KView, class VView, class OView>
+void sdpa(const ExecSpace& exec, const QView& q, const KView& k, const VView& v, const OView& out,
+          const kattn::Options& options = {}, const kattn::Extras& extras = {}) {
+  Impl::check_view<ExecSpace, QView>();
+  Impl::check_view<ExecSpace, KView>();
+  Impl::check_view<ExecSpace, VView>();
+  Impl::check_view<ExecSpace, OView>();
+  static_assert(!std::is_const_v<typename OView::value_type>,
+                "KokkosAttn::sdpa: out must be a View of non-const elements");
+  Impl::check_rank(static_cast<int>(q.rank()), "q");
+  Impl::check_rank(static_cast<int>(k.rank()), "k");
+  Impl::check_rank(static_cast<int>(v.rank()), "v");
+  Impl::check_rank(static_cast<int>(out.rank()), "out");
+
+  kattn::ForwardProblem p;
+  p.q = as_tensor(q);
+  p.k = as_tensor(k);
+  p.v = as_tensor(v);
+  p.out = as_tensor(out);
+  p.options = options;
+  p.extras = extras;
+  const kattn::ExecContext x = make_exec_context(exec);
+  const kattn::Selection s = kattn::select(kattn::default_registry(), p, x);
+  Impl::log_selection("sdpa", s, p.q.dtype, x);
+  Impl::run_in_region("KokkosAttn::sdpa", *s.impl, [&] { s.impl->forward(p, s.dims, x); });
+}
+
+// Backward: dq, dk, dv (and dbias when given: same shape as extras.bias) from dout. `out` is the
+// forward's output; extras as in the forward (lse optional).
+template <class ExecSpace, class QView, class KView, class VView, class OView, class DOView,
+          class DQView, class DKView, class DVView>
+void sdpa_backward(const ExecSpace& exec, const QView& q, const KView& k, const VView& v,
+                   const OView& out, const DOView& dout, const DQView& dq, const DKView& dk,
+                   const DVView& dv, const kattn::Options& options = {},
+                   const kattn::Extras& extras = {}, const kattn::Tensor& dbias = {}) {
+  Impl::check_view<ExecSpace, QView>();
+  Impl::check_view<ExecSpace, KView>();
+  Impl::check_view<ExecSpace, VView>();
+  Impl::check_view<ExecSpace, OView>();
+  Impl::check_view<ExecSpace, DOView>();
+  Impl::check_view<ExecSpace, DQView>();
+  Impl::check_view<ExecSpace, DKView>();
+  Impl::check_view<ExecSpace, DVView>();
+  static_assert(!std::is_const_v<typename DQView::value_type> &&
+                    !std::is_const_v<typename DKView::value_type> &&
+                    !std::is_const_v<typename DVView::value_type>,
+                "KokkosAttn::sdpa_backward: dq, dk, dv must be Views of non-const elements");
+  Impl::check_rank(static_cast<int>(q.rank()), "q");
+  Impl::check_rank(static_cast<int>(k.rank()), "k");
+  Impl::check_rank(static_cast<int>(v.rank()), "v");
+  Impl::check_rank(static_cast<int>(out.rank()), "out");
+  Impl::check_rank(static_cast<int>(dout.rank()), "dout");
+  Impl::check_rank(static_cast<int>(dq.rank()), "dq");
+  Impl::check_rank(static_cast<int>(dk.rank()), "dk");
+  Impl::check_rank(static_cast<int>(dv.rank()), "dv");
+
+  kattn::BackwardProblem p;
+  p.forward.q = as_tensor(q);
+  p.forward.k = as_tensor(k);
+  p.forward.v = as_tensor(v);
+  p.forward.out = as_tensor(out);
+  p.forward.options = options;
+  p.forward.extras = extras;
+  p.dout = as_tensor(dout);
+  p.dq = as_tensor(dq);
+  p.dk = as_tensor(dk);
+  p.dv = as_tensor(dv);
+  p.dbias = dbias;
+  const kattn::ExecContext x = make_exec_context(exec);
+  const kattn::Selection s = kattn::select(kattn::default_registry(), p, x);
+  Impl::log_selection("sdpa_backward", s, p.forward.q.dtype, x);
+  Impl::run_in_region("KokkosAttn::sdpa_backward", *s.impl,
+                      [&] { s.impl->backward(p, s.dims, x); });
+}
+
+} // namespace KokkosAttn
