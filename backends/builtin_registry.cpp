@@ -1,0 +1,29 @@
+// The process-wide registry of every backend this build has, and the convenience entry points
+// that run on it.
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/registry.hpp"
+#include "naive/naive.hpp"
+#include "reference/reference.hpp"
+
+namespace kattn {
+
+const Registry& default_registry() {
+  // Function-local static: built once, thread-safe since C++11.
+  static const Registry registry = [] {
+    Registry r;
+    r.add(reference::make_reference_backend());
+    r.add(naive::make_naive_backend());
+    return r;
+  }();
+  return registry;
+}
+
+void attention_forward(const ForwardProblem& p, const ExecContext& x) {
+  run_forward(default_registry(), p, x);
+}
+
+void attention_backward(const BackwardProblem& p, const ExecContext& x) {
+  run_backward(default_registry(), p, x);
+}
+
+} // namespace kattn

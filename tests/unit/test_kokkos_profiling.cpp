@@ -1,0 +1,73 @@
+// Kokkos Tools see every KokkosAttn call as a profiling region named after the backend that ran.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_kokkos_helpers.hpp"
+
+using namespace kattn;
+using namespace kattn::test;
+
+namespace {
+
+std::vector<std::string> pushed;
+int depth = 0;
+
+// Installs region callbacks for the lifetime of the object.
+struct RegionRecorder {
+  RegionRecorder() {
+    pushed.clear();
+    depth = 0;
+    Kokkos::Tools::Experimental::set_push_region_callback([](const char* name) {
+      pushed.emplace_back(name);
+      ++depth;
+    });
+    Kokkos::Tools::Experimental::set_pop_region_callback([] { --depth; });
+  }
+  ~RegionRecorder() {
+    Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
+    Kokkos::Tools::Experimental::set_pop_region_callback(nullptr);
+  }
+};
+
+} // namespace
+
+TEST_CASE("kokkos/profiling: sdpa and Plan::execute push regions named after the backend") {
+  const Kokkos::DefaultHostExecutionSpace exec;
+  View4<float> q("q", 1, 4, 2, 8), k("k", 1, 6, 2, 8), v("v", 1, 6, 2, 8), out("out", 1, 4, 2, 8);
+  fill_random(q, 1);
+  fill_random(k, 2);
+  fill_random(v, 3);
+  Options o;
+  o.backend = Backend::naive;
+  KokkosAttn::Plan plan(exec, q, k, v, out, o);
+  {
+    RegionRecorder rec;
+    KokkosAttn::sdpa(exec, q, k, v, out, o);
+    plan.execute(q, k, v, out);
+    o.backend = Backend::reference;
+    KokkosAttn::sdpa(exec, q, k, v, out, o);
+    exec.fence();
+    REQUIRE(pushed.size() == 3);
+    CHECK(pushed[0] == "KokkosAttn::sdpa[naive]");
+    CHECK(pushed[1] == "KokkosAttn::Plan::execute[naive]");
+    CHECK(pushed[2] == "KokkosAttn::sdpa[reference]");
+    CHECK(depth == 0);
+  }
+}
+
+TEST_CASE("kokkos/profiling: the region is popped when the backend throws") {
+  const auto backend = naive::make_naive_backend();
+  RegionRecorder rec;
+  CHECK_THROWS_AS(KokkosAttn::Impl::run_in_region("KokkosAttn::sdpa", *backend,
+                                                  [] { throw std::runtime_error("boom"); }),
+                  BackendFailure); // foreign exceptions become BackendFailure, as in dispatch
+  CHECK_THROWS_AS(KokkosAttn::Impl::run_in_region("KokkosAttn::sdpa", *backend,
+                                                  [] { throw Unsupported("no"); }),
+                  Unsupported);
+  REQUIRE(pushed.size() == 2);
+  CHECK(pushed[0] == "KokkosAttn::sdpa[naive]");
+  CHECK(depth == 0);
+}
