@@ -54,7 +54,8 @@ demo: build
 	@if [[ ! -x $(BUILD_DIR)/examples/codelab_demo ]]; then \
 	  echo "make demo: $(BUILD_DIR)/examples/codelab_demo was not built" \
 	       "(examples/codelab_demo.cpp not there yet?)" >&2; exit 1; fi
-	@$(IN_ROOT) $(BUILD_DIR)/examples/codelab_demo
+	@OMP_PROC_BIND=$${OMP_PROC_BIND:-spread} OMP_PLACES=$${OMP_PLACES:-threads} \
+	  $(IN_ROOT) $(BUILD_DIR)/examples/codelab_demo
 
 format: setup
 	@files=$$($(FORMAT_FIND)); if [[ -z $$files ]]; then echo "make format: no sources yet"; exit 0; fi; \

@@ -25,22 +25,8 @@ std::string valid_backend_names() {
   return s;
 }
 
-// How a build gets a backend it lacks.
-std::string how_to_build(Backend b) {
-  switch (b) {
-  case Backend::cuda:
-    return "configure with -DKokkosAttn_ENABLE_CUDA=ON";
-  case Backend::cudnn:
-    return "configure with -DKokkosAttn_ENABLE_CUDNN=ON";
-  case Backend::hip:
-    return "configure with -DKokkosAttn_ENABLE_HIP=ON";
-  default:
-    return "this registry does not hold it";
-  }
-}
-
 std::string not_built_reason(Backend b) {
-  return "not built into this library (" + how_to_build(b) + ")";
+  return "not built into this library (its registry holds no " + name(b) + " backend)";
 }
 
 bool env_flag(const char* var) {
@@ -134,25 +120,6 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p,
   return v;
 }
 
-void log_run(const char* direction, const Selection& s, DType dtype) {
-  if (!env_flag("KOKKOSATTN_LOG"))
-    return;
-  const Dims& d = s.dims;
-  std::ostringstream os;
-  os << "[kokkos-attention] " << direction << ": backend=" << to_string(s.impl->id()) << " ("
-     << s.how << ") B=" << d.B << " T=" << d.T << " S=" << d.S << " N=" << d.N << " K=" << d.K
-     << " H=" << d.H;
-  if (d.Hv != d.H)
-    os << " Hv=" << d.Hv;
-  os << " dtype=" << to_string(dtype);
-  if (d.packed)
-    os << " varlen=packed";
-  if (d.padded)
-    os << " varlen=padded";
-  os << '\n';
-  std::cerr << os.str(); // one write, so concurrent runs do not interleave mid-line
-}
-
 } // namespace
 
 Backend requested_backend(const Options& o) {
@@ -203,16 +170,41 @@ std::string format_explain(const std::vector<BackendVerdict>& v) {
   return out;
 }
 
+void log_selection(std::string_view what, const Selection& s, DType dtype, const ExecContext& x) {
+  if (!env_flag("KOKKOSATTN_LOG"))
+    return;
+  const Dims& d = s.dims;
+  std::ostringstream os;
+  os << "[kokkos-attention] " << what << ": backend=" << to_string(s.impl->id()) << " (" << s.how
+     << ") B=" << d.B << " T=" << d.T << " S=" << d.S << " N=" << d.N << " K=" << d.K
+     << " H=" << d.H;
+  if (d.Hv != d.H)
+    os << " Hv=" << d.Hv;
+  os << " dtype=" << to_string(dtype);
+  if (d.packed)
+    os << " varlen=packed";
+  if (d.padded)
+    os << " varlen=padded";
+  if (!x.kokkos_space.empty())
+    os << " space=" << x.kokkos_space;
+  os << '\n';
+  std::cerr << os.str(); // one write, so concurrent runs do not interleave mid-line
+}
+
+void run_guarded(const BackendImpl& impl, std::string_view what, const std::function<void()>& f) {
+  guarded(impl, std::string(what).c_str(), f);
+}
+
 void run_forward(const Registry& r, const ForwardProblem& p, const ExecContext& x) {
   const Selection s = select(r, p, x);
-  log_run("forward", s, p.q.dtype);
-  guarded(*s.impl, "forward", [&] { s.impl->forward(p, s.dims, x); });
+  log_selection("forward", s, p.q.dtype, x);
+  run_guarded(*s.impl, "forward", [&] { s.impl->forward(p, s.dims, x); });
 }
 
 void run_backward(const Registry& r, const BackwardProblem& p, const ExecContext& x) {
   const Selection s = select(r, p, x);
-  log_run("backward", s, p.forward.q.dtype);
-  guarded(*s.impl, "backward", [&] { s.impl->backward(p, s.dims, x); });
+  log_selection("backward", s, p.forward.q.dtype, x);
+  run_guarded(*s.impl, "backward", [&] { s.impl->backward(p, s.dims, x); });
 }
 
 } // namespace kattn

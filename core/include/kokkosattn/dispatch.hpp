@@ -1,7 +1,9 @@
 // Choosing a backend, explaining the choice, and running it.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kokkosattn/registry.hpp"
@@ -40,6 +42,12 @@ std::vector<BackendVerdict> explain(const Registry& r, const ForwardProblem& p,
 std::vector<BackendVerdict> explain(const Registry& r, const BackwardProblem& p,
                                     const ExecContext& x);
 std::string format_explain(const std::vector<BackendVerdict>& v);
+
+// One line on stderr naming the backend and the problem when KOKKOSATTN_LOG is set (and not
+// "0"); `what` names the entry point ("forward", "sdpa", "plan", ...).
+void log_selection(std::string_view what, const Selection& s, DType dtype, const ExecContext& x);
+// Runs backend code; exceptions outside kattn::Error become BackendFailure naming the backend.
+void run_guarded(const BackendImpl& impl, std::string_view what, const std::function<void()>& f);
 
 // select + run; prints one line naming the backend when KOKKOSATTN_LOG=1.
 void run_forward(const Registry& r, const ForwardProblem& p, const ExecContext& x);

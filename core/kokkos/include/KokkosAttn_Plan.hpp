@@ -37,7 +37,7 @@ public:
     const kattn::ExecContext x = make_exec_context(exec_);
     selection_ = kattn::select(kattn::default_registry(), planned_, x);
     verdicts_ = kattn::explain(kattn::default_registry(), planned_, x);
-    Impl::log_selection("plan", selection_, planned_.q.dtype, x);
+    kattn::log_selection("plan", selection_, planned_.q.dtype, x);
   }
 
   kattn::Backend backend() const { return selection_.impl->id(); }

@@ -1,16 +1,12 @@
 // Shared plumbing of the Kokkos entry points (sdpa, sdpa_backward, Plan): compile-time checks
-// on Views, the opt-in log line, the profiling region and the exception guard.
+// on Views and the profiling region around a backend run.
 #pragma once
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 
-#include <cstdlib>
-#include <exception>
-#include <iostream>
-#include <sstream>
 #include <string>
-#include <string_view>
+#include <utility>
 
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
@@ -38,46 +34,13 @@ inline void check_rank(int rank, const char* name) {
                                  std::to_string(rank));
 }
 
-inline bool log_enabled() {
-  const char* v = std::getenv("KOKKOSATTN_LOG");
-  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
-}
-
-// Same format as dispatch's run_* log line, with the Kokkos execution space added.
-inline void log_selection(const char* what, const kattn::Selection& s, kattn::DType dtype,
-                          const kattn::ExecContext& x) {
-  if (!log_enabled())
-    return;
-  const kattn::Dims& d = s.dims;
-  std::ostringstream os;
-  os << "[kokkos-attention] " << what << ": backend=" << kattn::to_string(s.impl->id()) << " ("
-     << s.how << ") B=" << d.B << " T=" << d.T << " S=" << d.S << " N=" << d.N << " K=" << d.K
-     << " H=" << d.H;
-  if (d.Hv != d.H)
-    os << " Hv=" << d.Hv;
-  os << " dtype=" << kattn::to_string(dtype);
-  if (d.packed)
-    os << " varlen=packed";
-  if (d.padded)
-    os << " varlen=padded";
-  os << " space=" << x.kokkos_space << '\n';
-  std::cerr << os.str();
-}
-
 // Runs backend code inside a Kokkos profiling region named "<region>[<backend>]" (popped on
-// exceptions too); non-kattn exceptions become BackendFailure naming the backend, as dispatch
-// does.
+// exceptions too), with dispatch's exception wrapping.
 template <class F>
 void run_in_region(const std::string& region, const kattn::BackendImpl& impl, F&& f) {
-  const std::string backend(kattn::to_string(impl.id()));
-  Kokkos::Profiling::ScopedRegion scope(region + "[" + backend + "]");
-  try {
-    f();
-  } catch (const kattn::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw kattn::BackendFailure("backend " + backend + " failed in " + region + ": " + e.what());
-  }
+  Kokkos::Profiling::ScopedRegion scope(region + "[" + std::string(kattn::to_string(impl.id())) +
+                                        "]");
+  kattn::run_guarded(impl, region, std::forward<F>(f));
 }
 
 } // namespace KokkosAttn::Impl

@@ -43,7 +43,7 @@ void sdpa(const ExecSpace& exec, const QView& q, const KView& k, const VView& v,
   p.extras = extras;
   const kattn::ExecContext x = make_exec_context(exec);
   const kattn::Selection s = kattn::select(kattn::default_registry(), p, x);
-  Impl::log_selection("sdpa", s, p.q.dtype, x);
+  kattn::log_selection("sdpa", s, p.q.dtype, x);
   Impl::run_in_region("KokkosAttn::sdpa", *s.impl, [&] { s.impl->forward(p, s.dims, x); });
 }
 
@@ -90,7 +90,7 @@ void sdpa_backward(const ExecSpace& exec, const QView& q, const KView& k, const 
   p.dbias = dbias;
   const kattn::ExecContext x = make_exec_context(exec);
   const kattn::Selection s = kattn::select(kattn::default_registry(), p, x);
-  Impl::log_selection("sdpa_backward", s, p.forward.q.dtype, x);
+  kattn::log_selection("sdpa_backward", s, p.forward.q.dtype, x);
   Impl::run_in_region("KokkosAttn::sdpa_backward", *s.impl,
                       [&] { s.impl->backward(p, s.dims, x); });
 }
