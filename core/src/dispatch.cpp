@@ -87,8 +87,7 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x)
   s.how = o.backend != Backend::automatic ? "forced by options" : "forced by KOKKOSATTN_BACKEND";
   const BackendImpl* impl = r.find(want);
   if (impl == nullptr)
-    throw Unsupported("backend " + name(want) + " is not built into this library (" +
-                      how_to_build(want) + "), " + s.how);
+    throw Unsupported("backend " + name(want) + " is " + not_built_reason(want) + ", " + s.how);
   const Support sup = ask(*impl, p, s.dims, x);
   if (!sup.ok)
     throw Unsupported("backend " + name(want) + " cannot run this problem: " + sup.reason + " (" +
