@@ -3,6 +3,7 @@
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/registry.hpp"
 #include "naive/naive.hpp"
+#include "portable/portable.hpp"
 #include "reference/reference.hpp"
 
 namespace kattn {
@@ -13,6 +14,7 @@ const Registry& default_registry() {
     Registry r;
     r.add(reference::make_reference_backend());
     r.add(naive::make_naive_backend());
+    r.add(portable::make_portable_backend());
     return r;
   }();
   return registry;

@@ -1,0 +1,249 @@
+// The portable forward: FlashAttention-2's loop in Kokkos. One team per (batch, head, block of
+// Br query rows) keeps its scaled q block, running max m, running sum l and output accumulator
+// in scratch, streams K/V tiles of Bc keys through scratch, and writes each output row once.
+// Tiles the window rule hides from the whole block are never loaded.
+//
+// Scores are computed transposed, S^T = K Q^T: q is transposed once per team (not once per K
+// tile), K and V tiles are plain row copies, and the online softmax runs down the key axis
+// with query rows in the vector lanes, so every per-tile loop is contiguous.
+//
+// The same kernel, in `prep` mode, is the first step of the backward: instead of writing out
+// and the f32 LSE it writes the LSE and D = rowsum(dout * out) in accumulation precision.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "KokkosAttn_Scalar.hpp"
+#include "portable/portable_params.hpp"
+#include "portable/portable_scores.hpp"
+#include "portable/portable_tile.hpp"
+
+namespace kattn::portable {
+
+template <class ExecSpace, class T>
+struct ForwardKernel {
+  using Traits = KokkosAttn::Impl::scalar_traits<T>;
+  using Acc = typename Traits::acc;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  static constexpr int MR = Tiles<Acc>::MR, NR = Tiles<Acc>::NR;
+  static constexpr int Br = Tiles<Acc>::Br, Bc = Tiles<Acc>::Bc;
+
+  Common c;
+  Rows<const T> q, k, v;
+  Rows<T> out;
+  // prep mode (backward): dout in, lse_acc and delta out, both [B][N][T].
+  bool prep = false;
+  Rows<const T> dout;
+  Acc* lse_acc = nullptr;
+  Acc* delta = nullptr;
+
+  int Hp = 0, Hvp = 0; // head dims padded to NR
+  Index n_qblocks = 0;
+  int level = 0; // scratch level
+
+  static constexpr int RC = 8; // query rows per vector chunk of the softmax pass
+  static_assert(Br % RC == 0, "Br must be a multiple of the softmax row chunk");
+
+  struct Scratch {
+    Acc *qt, *ks, *vs, *st, *o, *m, *l;
+    Index *klo, *khi; // visible keys [klo, khi) of each row (empty for rows without a query)
+  };
+
+  static std::size_t scratch_size(int H, int Hp, int Hvp) {
+    (void)Hp;
+    return scratch_bytes<Acc>(H * Br) + scratch_bytes<Acc>(Bc * H) + scratch_bytes<Acc>(Bc * Hvp) +
+           scratch_bytes<Acc>(Bc * Br) + scratch_bytes<Acc>(Br * Hvp) + 2 * scratch_bytes<Acc>(Br) +
+           2 * scratch_bytes<Index>(Br);
+  }
+
+  KOKKOS_INLINE_FUNCTION Scratch carve(const Team& team) const {
+    const Carver<Team> cv(team, level);
+    Scratch s;
+    s.qt = cv.template take<Acc>(c.H * Br);
+    s.ks = cv.template take<Acc>(Bc * c.H);
+    s.vs = cv.template take<Acc>(Bc * Hvp);
+    s.st = cv.template take<Acc>(Bc * Br);
+    s.o = cv.template take<Acc>(Br * Hvp);
+    s.m = cv.template take<Acc>(Br);
+    s.l = cv.template take<Acc>(Br);
+    s.klo = cv.template take<Index>(Br);
+    s.khi = cv.template take<Index>(Br);
+    return s;
+  }
+
+  KOKKOS_FUNCTION void operator()(const Team& team) const {
+    const Index lr = team.league_rank();
+    const Index qb = lr % n_qblocks;
+    const Index n = (lr / n_qblocks) % c.N;
+    const Index b = lr / (n_qblocks * c.N);
+    const Index kh = n / c.group;
+    const Seq sq = c.seq(b);
+    const MaskRule rule = c.rule(sq);
+    const Index i0 = qb * Br;
+    // Rows with a query, and rows this team writes (padded rows up to T get 0 / -inf).
+    const int rows = static_cast<int>(Kokkos::clamp(sq.q_len - i0, Index(0), Index(Br)));
+    const int rows_out =
+        c.packed ? rows : static_cast<int>(Kokkos::clamp(c.T - i0, Index(0), Index(Br)));
+    if (rows_out == 0)
+      return;
+
+    const Scratch sc = carve(team);
+    const Acc scale = static_cast<Acc>(c.scale);
+    const int H = static_cast<int>(c.H), Hv = static_cast<int>(c.Hv);
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br), [&](const int r) {
+      if (r < rows) {
+        const Index tok = sq.q_tok0 + i0 + r;
+        const T* qrow = q.data + q.at(b, tok, n, 0);
+        for (int h = 0; h < H; ++h)
+          sc.qt[h * Br + r] = Traits::load(qrow[h * q.sd]) * scale;
+        visible_keys(rule, i0 + r, i0 + r, sc.klo[r], sc.khi[r]);
+      } else {
+        for (int h = 0; h < H; ++h)
+          sc.qt[h * Br + r] = 0;
+        sc.klo[r] = sc.khi[r] = 0;
+      }
+      for (int h = 0; h < Hvp; ++h)
+        sc.o[r * Hvp + h] = 0;
+      sc.m[r] = neg_inf<Acc>();
+      sc.l[r] = 0;
+    });
+
+    Index jlo = 0, jhi = 0;
+    if (rows > 0)
+      visible_keys(rule, i0, i0 + rows - 1, jlo, jhi);
+    const bool extras = c.has_score_extras();
+    team.team_barrier();
+
+    for (Index j0 = (jlo / Bc) * Bc; j0 < jhi; j0 += Bc) {
+      const int cols = static_cast<int>(Kokkos::min(Index(Bc), sq.k_len - j0));
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Bc), [&](const int cc) {
+        Acc* krow = sc.ks + cc * H;
+        Acc* vrow = sc.vs + cc * Hvp;
+        if (cc < cols) {
+          const Index tok = sq.k_tok0 + j0 + cc;
+          load_row<Traits>(krow, k.data + k.at(b, tok, kh, 0), k.sd, H, Acc(1));
+          load_row<Traits>(vrow, v.data + v.at(b, tok, kh, 0), v.sd, Hv, Acc(1));
+          for (int h = Hv; h < Hvp; ++h)
+            vrow[h] = 0;
+        } else {
+          for (int h = 0; h < H; ++h)
+            krow[h] = 0;
+          for (int h = 0; h < Hvp; ++h)
+            vrow[h] = 0;
+        }
+      });
+      team.team_barrier();
+
+      // S^T[Bc][Br] = K Q^T (q pre-scaled).
+      tile_gemm<MR, NR>(team, Bc, Br, H, sc.ks, H, 1, sc.qt, Br, sc.st, Br, false);
+      team.team_barrier();
+
+      if (extras) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int r) {
+          const int lo = static_cast<int>(Kokkos::clamp(sc.klo[r] - j0, Index(0), Index(cols)));
+          const int hi = static_cast<int>(Kokkos::clamp(sc.khi[r] - j0, Index(0), Index(cols)));
+          if (hi > lo)
+            apply_score_extras<Acc>(c, rule, sc.st + r, nullptr, lo, hi, b, n, i0 + r, j0, Br);
+        });
+        team.team_barrier();
+      }
+
+      // Online softmax down the key axis, RC query rows per vector: rescale each row's
+      // accumulator to its new max, P^T = exp(S^T - m) (0 where a row does not see a key).
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br / RC), [&](const int chunk) {
+        const int r0 = chunk * RC;
+        int lo[RC], hi[RC];
+        Acc mx[RC], base[RC], sum[RC], alpha[RC];
+        KATTN_UNROLL
+        for (int u = 0; u < RC; ++u) {
+          lo[u] = static_cast<int>(Kokkos::clamp(sc.klo[r0 + u] - j0, Index(0), Index(cols)));
+          hi[u] = static_cast<int>(Kokkos::clamp(sc.khi[r0 + u] - j0, Index(0), Index(cols)));
+          mx[u] = neg_inf<Acc>();
+          sum[u] = 0;
+        }
+        for (int cc = 0; cc < Bc; ++cc) {
+          const Acc* col = sc.st + cc * Br + r0;
+          KATTN_UNROLL
+          for (int u = 0; u < RC; ++u) {
+            const bool live = (cc >= lo[u]) & (cc < hi[u]); // no short-circuit: vectorises
+            const Acc x = live ? col[u] : neg_inf<Acc>();
+            mx[u] = x > mx[u] ? x : mx[u];
+          }
+        }
+        KATTN_UNROLL
+        for (int u = 0; u < RC; ++u) {
+          const Acc m_old = sc.m[r0 + u];
+          const Acc m_new = mx[u] > m_old ? mx[u] : m_old;
+          // A row that has seen nothing yet keeps -inf; exp(-inf - 0) = 0 keeps its P zero.
+          base[u] = m_new == neg_inf<Acc>() ? Acc(0) : m_new;
+          alpha[u] = exp_nonpositive(m_old - base[u]);
+          sc.m[r0 + u] = m_new;
+        }
+        for (int cc = 0; cc < Bc; ++cc) {
+          Acc* col = sc.st + cc * Br + r0;
+          KATTN_UNROLL
+          for (int u = 0; u < RC; ++u) {
+            const bool live = (cc >= lo[u]) & (cc < hi[u]);
+            const Acc p = exp_nonpositive((live ? col[u] : neg_inf<Acc>()) - base[u]); // dead: 0
+            col[u] = p;
+            sum[u] += p;
+          }
+        }
+        for (int u = 0; u < RC; ++u) {
+          const int r = r0 + u;
+          sc.l[r] = sc.l[r] * alpha[u] + sum[u];
+          if (alpha[u] != Acc(1)) {
+            Acc* orow = sc.o + r * Hvp;
+            for (int h0 = 0; h0 < Hvp; h0 += NR) {
+              KATTN_UNROLL
+              for (int e = 0; e < NR; ++e)
+                orow[h0 + e] *= alpha[u];
+            }
+          }
+          if (c.dropout && r < rows) {
+            const Acc ks = static_cast<Acc>(c.keep_scale);
+            Philox4x32 draws{};
+            for (int cc = lo[u]; cc < hi[u]; ++cc) {
+              const Index j = j0 + cc;
+              if (cc == lo[u] || (j & 3) == 0)
+                draws = c.keep_draws(b, n, i0 + r, j >> 2);
+              Acc& pv = sc.st[cc * Br + r];
+              pv = c.keep_bit(draws, j) ? pv * ks : Acc(0);
+            }
+          }
+        }
+      });
+      team.team_barrier();
+
+      // O += P V, P read in place from P^T (a_m = 1, a_k = Br).
+      tile_gemm<MR, NR>(team, Br, Hvp, cols, sc.st, 1, Br, sc.vs, Hvp, sc.o, Hvp, true);
+      team.team_barrier();
+    }
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows_out), [&](const int r) {
+      const Index i = i0 + r;
+      const Index tok = sq.q_tok0 + i;
+      const bool live = r < rows && sc.l[r] > 0; // else a fully masked or padded row
+      const Acc inv = live ? Acc(1) / sc.l[r] : Acc(0);
+      const Acc lse = live ? sc.m[r] + Kokkos::log(sc.l[r]) : neg_inf<Acc>();
+      const Acc* orow = sc.o + r * Hvp;
+      if (prep) {
+        Acc d = 0;
+        if (live)
+          for (int h = 0; h < Hv; ++h)
+            d += Traits::load(dout.data[dout.at(b, tok, n, h)]) * (orow[h] * inv);
+        const Index at = (b * c.N + n) * c.T + i;
+        lse_acc[at] = lse;
+        delta[at] = d;
+        return;
+      }
+      for (int h = 0; h < Hv; ++h)
+        out.data[out.at(b, tok, n, h)] = Traits::store(orow[h] * inv);
+      if (c.lse)
+        c.lse[b * c.lse_sb + n * c.lse_sn + tok * c.lse_st] = static_cast<float>(lse);
+    });
+  }
+};
+
+} // namespace kattn::portable

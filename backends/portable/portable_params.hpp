@@ -1,0 +1,157 @@
+// What the portable kernels read about a problem, resolved once on the host into plain copyable
+// structs (raw pointers + 64-bit element strides) that are valid inside kernels on any device.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+#include "kokkosattn/mask.hpp"
+#include "kokkosattn/philox.hpp"
+#include "kokkosattn/problem.hpp"
+
+namespace kattn::portable {
+
+using Index = std::int64_t;
+
+// q, k, v, out and their gradients addressed as [batch, token, head, dim]. Packed varlen
+// tensors have no batch dim: sb = 0 and the token index already includes cu_seqlens[b].
+template <class T>
+struct Rows {
+  T* data = nullptr;
+  Index sb = 0, st = 0, sh = 0, sd = 0;
+  KOKKOS_INLINE_FUNCTION Index at(Index b, Index t, Index h, Index d) const {
+    return b * sb + t * st + h * sh + d * sd;
+  }
+};
+
+// A tensor broadcast over the score shape [B|1, N|1, T, S] (bias, boolean mask, dbias):
+// broadcast dims (extent 1, or missing because the rank is lower) carry stride 0.
+struct ScoreSide {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  Index eb = 1, en = 1; // extents of the batch and head dims (1 = broadcast)
+  Index sb = 0, sn = 0, si = 0, sj = 0;
+  KOKKOS_INLINE_FUNCTION Index at(Index b, Index n, Index i, Index j) const {
+    return b * sb + n * sn + i * si + j * sj;
+  }
+};
+
+// One int32 per batch entry (seqlens) or per batch boundary (cu_seqlens).
+struct Ints {
+  const std::int32_t* data = nullptr;
+  Index s = 0;
+  KOKKOS_INLINE_FUNCTION Index operator[](Index b) const { return data[b * s]; }
+};
+
+// Where sequence b lives and how long it is.
+struct Seq {
+  Index q_len = 0, k_len = 0;   // valid rows / keys
+  Index q_tok0 = 0, k_tok0 = 0; // first token of the sequence (packed varlen), else 0
+};
+
+// Everything except the typed q/k/v/out views.
+struct Common {
+  Index B = 0, T = 0, S = 0, N = 0, K = 0, H = 0, Hv = 0, group = 1;
+  bool packed = false;
+  double scale = 1.0, softcap = 0.0;
+  bool bottom_right = false;
+  Index window_left = -1, window_right = -1;
+
+  ScoreSide bias, mask;
+  const float* slopes = nullptr;
+  Index slopes_sb = 0, slopes_sn = 0;
+  Ints seqlens_q, seqlens_k, cu_q, cu_k;
+
+  float* lse = nullptr; // optional forward output, [b, n, token]
+  Index lse_sb = 0, lse_sn = 0, lse_st = 0;
+
+  bool dropout = false;
+  std::uint64_t seed = 0, offset = 0;
+  std::uint32_t keep_threshold = 0;
+  double keep_scale = 1.0; // 1 / (1 - p)
+
+  KOKKOS_INLINE_FUNCTION Seq seq(Index b) const {
+    Seq s;
+    if (packed) {
+      s.q_tok0 = cu_q[b];
+      s.k_tok0 = cu_k[b];
+      s.q_len = cu_q[b + 1] - s.q_tok0;
+      s.k_len = cu_k[b + 1] - s.k_tok0;
+    } else {
+      s.q_len = seqlens_q.data ? Kokkos::min(Index(seqlens_q[b]), T) : T;
+      s.k_len = seqlens_k.data ? Kokkos::min(Index(seqlens_k[b]), S) : S;
+    }
+    return s;
+  }
+
+  KOKKOS_INLINE_FUNCTION MaskRule rule(const Seq& s) const {
+    return make_mask_rule(s.q_len, s.k_len, bottom_right, window_left, window_right);
+  }
+
+  // Anything beyond the window rule that changes individual scores.
+  KOKKOS_INLINE_FUNCTION bool has_score_extras() const {
+    return softcap > 0 || bias.data != nullptr || mask.data != nullptr || slopes != nullptr;
+  }
+
+  KOKKOS_INLINE_FUNCTION float slope(Index b, Index n) const {
+    return slopes[b * slopes_sb + n * slopes_sn];
+  }
+
+  KOKKOS_INLINE_FUNCTION bool keep(Index b, Index n, Index i, Index j) const {
+    return dropout_keep(seed, offset, static_cast<std::uint64_t>(b * N + n),
+                        static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j),
+                        keep_threshold);
+  }
+
+  // The four draws of keys 4g .. 4g+3 (one Philox call, as philox.hpp allows), so that a row
+  // of keys costs a quarter of the per-key calls; keep_bit() reads one of them.
+  KOKKOS_INLINE_FUNCTION Philox4x32 keep_draws(Index b, Index n, Index i, Index g) const {
+    const Philox4x32 ctr{{static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(i),
+                          static_cast<std::uint32_t>(b * N + n),
+                          static_cast<std::uint32_t>(offset)}};
+    return philox4x32_10(ctr, static_cast<std::uint32_t>(seed),
+                         static_cast<std::uint32_t>(seed >> 32));
+  }
+  KOKKOS_INLINE_FUNCTION bool keep_bit(const Philox4x32& draws, Index j) const {
+    return (draws.v[j & 3] >> 8) < keep_threshold;
+  }
+};
+
+// Keys visible from query rows [i_first, i_last] (inclusive): [lo, hi), empty when hi <= lo.
+// MaskRule::visible is an interval in j for every row, so the union over rows is one too.
+KOKKOS_INLINE_FUNCTION void visible_keys(const MaskRule& r, Index i_first, Index i_last, Index& lo,
+                                         Index& hi) {
+  lo = r.window_left >= 0 ? Kokkos::max(Index(0), i_first + r.diag_offset - r.window_left)
+                          : Index(0);
+  hi = r.window_right >= 0 ? Kokkos::min(r.k_len, i_last + r.diag_offset + r.window_right + 1)
+                           : r.k_len;
+}
+
+// Query rows that see at least one of the keys [j_first, j_last]: [lo, hi).
+KOKKOS_INLINE_FUNCTION void visible_rows(const MaskRule& r, Index j_first, Index j_last, Index& lo,
+                                         Index& hi) {
+  lo = r.window_right >= 0 ? Kokkos::max(Index(0), j_first - r.diag_offset - r.window_right)
+                           : Index(0);
+  hi = r.window_left >= 0 ? Kokkos::min(r.q_len, j_last - r.diag_offset + r.window_left + 1)
+                          : r.q_len;
+}
+
+// Host side: the Common part of a validated problem, and typed row views of its tensors.
+Common make_common(const ForwardProblem& p, const Dims& d);
+
+template <class T>
+Rows<T> make_rows(const Tensor& t, bool packed) {
+  Rows<T> r;
+  r.data = static_cast<T*>(t.data);
+  if (packed) {
+    r.sb = 0, r.st = t.stride[0], r.sh = t.stride[1], r.sd = t.stride[2];
+  } else {
+    r.sb = t.stride[0], r.st = t.stride[1], r.sh = t.stride[2], r.sd = t.stride[3];
+  }
+  return r;
+}
+
+ScoreSide make_score_side(const Tensor& t);
+
+} // namespace kattn::portable

@@ -1,0 +1,204 @@
+// Host-side launch of the portable kernels for one execution space (see portable_run.hpp).
+// Included only by portable_run_<space>.cpp.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <exception>
+#include <string>
+
+#include "KokkosAttn_Scalar.hpp"
+#include "kokkosattn/errors.hpp"
+#include "portable/portable_backward_kernel.hpp"
+#include "portable/portable_forward_kernel.hpp"
+#include "portable/portable_params.hpp"
+#include "portable/portable_run.hpp"
+
+namespace kattn::portable {
+namespace detail {
+
+template <class ExecSpace>
+inline constexpr bool on_host =
+    Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+
+// One team per league entry. On host spaces a team is one thread (the tile products vectorise
+// within it); on GPUs the team's threads share the register blocks of each tile product.
+// Scratch goes to level 0 when it fits, else level 1 (large head dims on GPUs).
+template <class ExecSpace, class Kernel>
+void launch(const char* name, const ExecSpace& exec, Kernel kernel, Index league,
+            std::size_t bytes) {
+  if (league <= 0)
+    return;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+  Policy policy = on_host<ExecSpace> ? Policy(exec, static_cast<int>(league), 1)
+                                     : Policy(exec, static_cast<int>(league), Kokkos::AUTO);
+  kernel.level = bytes <= static_cast<std::size_t>(Policy::scratch_size_max(0)) ? 0 : 1;
+  if (kernel.level == 1 && bytes > static_cast<std::size_t>(Policy::scratch_size_max(1)))
+    throw BackendFailure(std::string("portable: ") + name + " needs " + std::to_string(bytes) +
+                         " bytes of team scratch, more than the space's maximum " +
+                         std::to_string(Policy::scratch_size_max(1)));
+  policy.set_scratch_size(kernel.level, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for(name, policy, kernel);
+}
+
+inline Index blocks(Index len, int tile) {
+  return (len + tile - 1) / tile;
+}
+
+template <class ExecSpace, class T>
+void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
+  using Kernel = ForwardKernel<ExecSpace, T>;
+  Kernel kern;
+  kern.c = make_common(p, d);
+  kern.q = make_rows<const T>(p.q, d.packed);
+  kern.k = make_rows<const T>(p.k, d.packed);
+  kern.v = make_rows<const T>(p.v, d.packed);
+  kern.out = make_rows<T>(p.out, d.packed);
+  kern.Hp = round_up(d.H, Kernel::NR);
+  kern.Hvp = round_up(d.Hv, Kernel::NR);
+  kern.n_qblocks = blocks(d.T, Kernel::Br);
+  launch("KokkosAttn::portable::forward", exec, kern, d.B * d.N * kern.n_qblocks,
+         Kernel::scratch_size(static_cast<int>(d.H), kern.Hp, kern.Hvp));
+  exec.fence("KokkosAttn::portable::forward: done");
+}
+
+template <class ExecSpace, class T>
+void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims& d) {
+  using Fwd = ForwardKernel<ExecSpace, T>;
+  using Dkdv = DkdvKernel<ExecSpace, T>;
+  using Dq = DqKernel<ExecSpace, T>;
+  using Acc = typename Fwd::Acc;
+  using Mem = typename ExecSpace::memory_space;
+  const ForwardProblem& p = bp.forward;
+  const Common c = make_common(p, d);
+  const int Hp = round_up(d.H, Fwd::NR), Hvp = round_up(d.Hv, Fwd::NR);
+  const int H = static_cast<int>(d.H), Hv = static_cast<int>(d.Hv);
+  const bool softcap = c.softcap > 0;
+  const bool want_dbias = bp.dbias.defined();
+
+  // O(B N T) row statistics, plus the dbias accumulator when a bias gradient is wanted.
+  Kokkos::View<Acc*, Mem> lse, delta, dbias_acc;
+  const ScoreSide dbias = make_score_side(bp.dbias);
+  try {
+    lse = decltype(lse)(
+        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "KokkosAttn::portable::lse"),
+        d.B * d.N * d.T);
+    delta = decltype(delta)(
+        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "KokkosAttn::portable::delta"),
+        d.B * d.N * d.T);
+    if (want_dbias)
+      dbias_acc = decltype(dbias_acc)(Kokkos::view_alloc(exec, "KokkosAttn::portable::dbias"),
+                                      dbias.eb * dbias.en * d.T * d.S);
+  } catch (const std::exception& e) {
+    throw BackendFailure(std::string("portable: could not allocate backward temporaries: ") +
+                         e.what());
+  }
+
+  // 1. LSE and D = rowsum(dout * out), recomputed in accumulation precision: the backward reads
+  //    neither extras.lse (f32) nor forward.out (rounded to T), like the reference.
+  Fwd prep;
+  prep.c = c;
+  prep.c.lse = nullptr;
+  prep.q = make_rows<const T>(p.q, d.packed);
+  prep.k = make_rows<const T>(p.k, d.packed);
+  prep.v = make_rows<const T>(p.v, d.packed);
+  prep.prep = true;
+  prep.dout = make_rows<const T>(bp.dout, d.packed);
+  prep.lse_acc = lse.data();
+  prep.delta = delta.data();
+  prep.Hp = Hp, prep.Hvp = Hvp;
+  prep.n_qblocks = blocks(d.T, Fwd::Br);
+  launch("KokkosAttn::portable::backward_prep", exec, prep, d.B * d.N * prep.n_qblocks,
+         Fwd::scratch_size(H, Hp, Hvp));
+
+  // 2. dk, dv.
+  Dkdv kv;
+  kv.c = c;
+  kv.q = prep.q, kv.k = prep.k, kv.v = prep.v, kv.dout = prep.dout;
+  kv.dk = make_rows<T>(bp.dk, d.packed);
+  kv.dv = make_rows<T>(bp.dv, d.packed);
+  kv.lse_acc = lse.data(), kv.delta = delta.data();
+  kv.Hp = Hp, kv.Hvp = Hvp;
+  kv.n_kblocks = blocks(d.S, Dkdv::Bk);
+  launch("KokkosAttn::portable::backward_dkdv", exec, kv, d.B * d.K * kv.n_kblocks,
+         Dkdv::scratch_size(H, Hv, Hp, Hvp, softcap));
+
+  // 3. dq (and dbias).
+  Dq qk;
+  qk.c = c;
+  qk.q = prep.q, qk.k = prep.k, qk.v = prep.v, qk.dout = prep.dout;
+  qk.dq = make_rows<T>(bp.dq, d.packed);
+  qk.lse_acc = lse.data(), qk.delta = delta.data();
+  qk.dbias = want_dbias ? dbias_acc.data() : nullptr;
+  qk.gb_count = want_dbias ? dbias.eb : d.B;
+  qk.gn_count = want_dbias ? dbias.en : d.N;
+  qk.Hp = Hp, qk.Hvp = Hvp;
+  qk.n_qblocks = blocks(d.T, Dq::Bq);
+  launch("KokkosAttn::portable::backward_dq", exec, qk, qk.gb_count * qk.gn_count * qk.n_qblocks,
+         Dq::scratch_size(H, Hv, Hp, Hvp, softcap, want_dbias));
+
+  // 4. dbias: the accumulator rounded once into the caller's dtype and strides.
+  if (want_dbias) {
+    using Policy4 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
+    const auto acc = dbias_acc;
+    const Index T_ = d.T, S_ = d.S, en = dbias.en;
+    Kokkos::parallel_for(
+        "KokkosAttn::portable::dbias_store",
+        Policy4(exec, {0, 0, 0, 0}, {dbias.eb, dbias.en, d.T, d.S}),
+        KOKKOS_LAMBDA(const Index gb, const Index gn, const Index i, const Index j) {
+          store_as<Acc>(dbias.data, dbias.dtype, dbias.at(gb, gn, i, j),
+                        acc(((gb * en + gn) * T_ + i) * S_ + j));
+        });
+  }
+  exec.fence("KokkosAttn::portable::backward: done");
+}
+
+} // namespace detail
+
+template <class ExecSpace>
+void forward_on(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
+  using namespace KokkosAttn::Impl;
+  switch (p.q.dtype) {
+  case DType::f64:
+    detail::forward_typed<ExecSpace, double>(exec, p, d);
+    return;
+  case DType::f32:
+    detail::forward_typed<ExecSpace, float>(exec, p, d);
+    return;
+  case DType::f16:
+    detail::forward_typed<ExecSpace, f16_storage>(exec, p, d);
+    return;
+  case DType::bf16:
+    detail::forward_typed<ExecSpace, bf16_storage>(exec, p, d);
+    return;
+  default:
+    break;
+  }
+  throw Unsupported("portable: dtype " + std::string(to_string(p.q.dtype)) +
+                    " not supported (expected f64, f32, f16 or bf16)");
+}
+
+template <class ExecSpace>
+void backward_on(const ExecSpace& exec, const BackwardProblem& p, const Dims& d) {
+  using namespace KokkosAttn::Impl;
+  switch (p.forward.q.dtype) {
+  case DType::f64:
+    detail::backward_typed<ExecSpace, double>(exec, p, d);
+    return;
+  case DType::f32:
+    detail::backward_typed<ExecSpace, float>(exec, p, d);
+    return;
+  case DType::f16:
+    detail::backward_typed<ExecSpace, f16_storage>(exec, p, d);
+    return;
+  case DType::bf16:
+    detail::backward_typed<ExecSpace, bf16_storage>(exec, p, d);
+    return;
+  default:
+    break;
+  }
+  throw Unsupported("portable: dtype " + std::string(to_string(p.forward.q.dtype)) +
+                    " not supported (expected f64, f32, f16 or bf16)");
+}
+
+} // namespace kattn::portable

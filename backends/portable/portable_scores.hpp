@@ -1,0 +1,55 @@
+// The score rule of docs/semantics.md applied to one row of a score tile in team scratch:
+// which keys of the tile the row sees, and softcap -> + bias + ALiBi -> boolean mask on them.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "KokkosAttn_Scalar.hpp"
+#include "portable/portable_params.hpp"
+#include "portable/portable_tile.hpp"
+
+namespace kattn::portable {
+
+// Columns [lo, hi) of the tile starting at key j0 (width `cols`) that query i sees under the
+// window rule; lo == hi when none.
+KOKKOS_INLINE_FUNCTION void visible_cols(const MaskRule& rule, Index i, Index j0, int cols, int& lo,
+                                         int& hi) {
+  Index jl, jh;
+  visible_keys(rule, i, i, jl, jh);
+  const Index l = Kokkos::clamp(jl - j0, Index(0), Index(cols));
+  const Index h = Kokkos::clamp(jh - j0, Index(0), Index(cols));
+  lo = static_cast<int>(l);
+  hi = static_cast<int>(h > l ? h : l);
+}
+
+// srow[cc * stride] for cc in [lo, hi) hold scale * q.k for keys j0 + cc of query i (batch b,
+// head n). Applies the rest of the score rule in its order; masked entries become -inf. When
+// dcap is given, dcap[cc] receives softcap's derivative factor 1 - tanh^2 (1 without softcap).
+template <class Acc>
+KOKKOS_INLINE_FUNCTION void apply_score_extras(const Common& c, const MaskRule& rule, Acc* srow,
+                                               Acc* dcap, int lo, int hi, Index b, Index n, Index i,
+                                               Index j0, int stride = 1) {
+  const Acc cap = static_cast<Acc>(c.softcap);
+  const Acc slope = c.slopes ? static_cast<Acc>(c.slope(b, n)) : Acc(0);
+  for (int cc = lo; cc < hi; ++cc) {
+    const Index j = j0 + cc;
+    Acc x = srow[cc * stride];
+    if (c.softcap > 0) {
+      const Acc t = Kokkos::tanh(x / cap);
+      x = cap * t;
+      if (dcap)
+        dcap[cc] = Acc(1) - t * t;
+    } else if (dcap) {
+      dcap[cc] = Acc(1);
+    }
+    if (c.bias.data)
+      x += KokkosAttn::Impl::load_as<Acc>(c.bias.data, c.bias.dtype, c.bias.at(b, n, i, j));
+    if (c.slopes)
+      x += static_cast<Acc>(rule.alibi(static_cast<double>(slope), i, j));
+    if (c.mask.data && static_cast<const std::uint8_t*>(c.mask.data)[c.mask.at(b, n, i, j)] == 0)
+      x = neg_inf<Acc>();
+    srow[cc * stride] = x;
+  }
+}
+
+} // namespace kattn::portable
