@@ -5,6 +5,9 @@
 #include "naive/naive.hpp"
 #include "portable/portable.hpp"
 #include "reference/reference.hpp"
+#ifdef KOKKOSATTN_HAS_CUDNN
+#include "cudnn/cudnn.hpp"
+#endif
 
 namespace kattn {
 
@@ -14,6 +17,9 @@ const Registry& default_registry() {
     Registry r;
     r.add(reference::make_reference_backend());
     r.add(naive::make_naive_backend());
+#ifdef KOKKOSATTN_HAS_CUDNN
+    r.add(cudnn::make_cudnn_backend());
+#endif
     r.add(portable::make_portable_backend());
     return r;
   }();

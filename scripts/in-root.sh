@@ -69,6 +69,9 @@ if [[ -d /usr/local/cuda ]]; then
   bind "$(readlink -f /usr/local/cuda)" /usr/local/cuda
 fi
 bind "$repo" "$repo"
+# Third-party headers fetched on the host (scripts/fetch-cudnn-frontend.sh), same path inside.
+deps=${KOKKOSATTN_DEPS_CACHE:-/var/cache/kokkos-attention/deps}
+[[ -d $deps ]] && bind "$deps" "$deps"
 
 # Paths that must never be bind-mounted over the root's own system folders.
 is_system_path() {

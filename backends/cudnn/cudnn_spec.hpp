@@ -1,0 +1,53 @@
+// What shapes a cuDNN attention graph (sizes, strides, dtypes, options; never pointers), and the
+// string key the graph cache files it under.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "kokkosattn/problem.hpp"
+
+namespace kattn::cudnn::detail {
+
+// Strides of a [B, T, heads, dim] tensor reordered to cuDNN's [B, heads, T, dim] dim order.
+using Strides4 = std::array<std::int64_t, 4>;
+
+struct GraphSpec {
+  int device = 0;
+  void* stream = nullptr; // in the key: each stream gets its own graph and workspace
+  DType dtype = DType::bf16;
+  std::int64_t B = 0, T = 0, S = 0, N = 0, K = 0, H = 0, Hv = 0;
+  Strides4 q{}, k{}, v{}, o{}; // cuDNN order [B, heads, seq, dim]
+  bool lse = false;
+  Strides4 lse_stride{}; // [B, N, T, 1]
+  bool bias = false;
+  DType bias_dtype = DType::bf16;
+  std::array<std::int64_t, 4> bias_dim{}; // [B|1, N|1, T, S]
+  Strides4 bias_stride{};
+  // cuDNN's diagonal band: key j visible iff j <= i + d + right_bound (inclusive) and
+  // j > i + d - left_bound (EXCLUSIVE); -1 = not set. left_bound = our window_left + 1.
+  std::int64_t left_bound = -1;
+  std::int64_t right_bound = -1;
+  bool bottom_right = false;
+  float scale = 1.0f;
+  // Backward graphs: dO, dQ, dK, dV strides (cuDNN order); Stats (our LSE) is an input then.
+  bool backward = false;
+  bool deterministic = false;
+  Strides4 dout{}, dq{}, dk{}, dv{};
+
+  std::string key() const;
+  std::string describe() const; // short human-readable form for error messages
+};
+
+// Our inclusive window_left L ("j >= i + d - L") as cuDNN's exclusive left bound
+// ("j > i + d - W"): W = L + 1. -1 (unbounded) stays unset.
+constexpr std::int64_t cudnn_left_bound(std::int64_t window_left) {
+  return window_left < 0 ? -1 : window_left + 1;
+}
+
+// Requires a validated batched problem (no packed varlen).
+GraphSpec make_spec(const ForwardProblem& p, const Dims& d, int device, void* stream);
+GraphSpec make_spec(const BackwardProblem& p, const Dims& d, int device, void* stream);
+
+} // namespace kattn::cudnn::detail
