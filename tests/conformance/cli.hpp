@@ -1,0 +1,30 @@
+// Command line of kokkos-attn-conformance.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kattn::conformance {
+
+struct CliOptions {
+  std::uint64_t seed = 1;
+  std::int64_t cases = 4000;         // random cases to run (after the regression list)
+  std::int64_t first_case = 0;       // index of the first random case
+  bool single = false;               // --case given: reproduce, skip the regression list
+  double time_budget = 0;            // seconds for the random matrix; 0 = no limit
+  std::vector<std::string> backends; // empty = every built backend
+  std::string filter;                // substring of a case's name, description or features
+  std::string json_path = "report/conformance.json";
+  std::string junit_path = "report/conformance.junit.xml";
+  bool list = false;    // print the cases, run nothing
+  bool verbose = false; // one line per result
+};
+
+extern const char* const usage_text;
+
+// nullopt after printing usage (--help); throws std::invalid_argument on bad input.
+std::optional<CliOptions> parse_cli(int argc, char** argv);
+
+} // namespace kattn::conformance

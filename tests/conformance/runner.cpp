@@ -1,0 +1,272 @@
+#include "conformance/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/errors.hpp"
+
+namespace kattn::conformance {
+
+std::string_view to_string(Status s) {
+  switch (s) {
+  case Status::pass:
+    return "pass";
+  case Status::fail:
+    return "fail";
+  case Status::unsupported:
+    return "unsupported";
+  case Status::skipped:
+    return "skipped";
+  }
+  return "?";
+}
+
+namespace {
+
+using test::read_logical;
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v)
+    if (std::isfinite(x))
+      m = std::max(m, std::abs(x));
+  return m;
+}
+
+// Largest Euclidean norm of a row of `dim` consecutive logical elements.
+double max_row_norm(const std::vector<double>& v, std::int64_t dim) {
+  double m = 0;
+  for (std::size_t r = 0; r + static_cast<std::size_t>(dim) <= v.size();
+       r += static_cast<std::size_t>(dim)) {
+    double s = 0;
+    for (std::int64_t h = 0; h < dim; ++h)
+      s += v[r + static_cast<std::size_t>(h)] * v[r + static_cast<std::size_t>(h)];
+    m = std::max(m, std::sqrt(s));
+  }
+  return m;
+}
+
+Magnitudes measure(const test::Attn& a) {
+  const test::Spec& s = a.spec;
+  Magnitudes m;
+  m.H = s.H;
+  m.S = a.dims.S;
+  m.T = a.dims.T;
+  m.logit_dot = a.dims.scale * max_row_norm(read_logical(a.q.view), s.H) *
+                max_row_norm(read_logical(a.k.view), s.H);
+  if (s.bias)
+    m.logit_extra += max_abs(a.bias.to_doubles());
+  if (s.alibi)
+    m.logit_extra += max_abs(a.slopes.to_doubles()) * static_cast<double>(std::max(m.S, m.T));
+  m.logit_extra += s.opt.softcap;
+  m.v_max = max_abs(read_logical(a.v.view));
+  if (s.opt.dropout_p > 0)
+    m.keep_scale = 1.0 / (1.0 - s.opt.dropout_p);
+  const double q = max_abs(read_logical(a.q.view)), k = max_abs(read_logical(a.k.view));
+  const double dout = max_abs(read_logical(a.dout.view));
+  m.dv_term = m.keep_scale * dout;
+  m.dbias_term = m.dv_term * m.v_max;
+  m.dq_term = a.dims.scale * m.dbias_term * k;
+  m.dk_term = a.dims.scale * m.dbias_term * q;
+  return m;
+}
+
+// Past 2^31 elements: batch entry 1 starts here (a multiple of 64 keeps rows aligned).
+constexpr std::int64_t huge_batch_stride = (std::int64_t{1} << 31) + 64;
+
+// Moves a batched buffer into a sparse mapping with batch stride huge_batch_stride.
+void make_huge(test::Buffer& b, std::vector<std::unique_ptr<SparseMapping>>& keep,
+               std::string& why) {
+  const std::vector<double> values = read_logical(b.view);
+  Tensor t = b.view;
+  const std::int64_t inner = t.extent[1] * t.extent[2] * t.extent[3];
+  t.stride = {huge_batch_stride, t.extent[2] * t.extent[3], t.extent[3], 1};
+  const std::int64_t elems = huge_batch_stride * (t.extent[0] - 1) + inner;
+  auto m = SparseMapping::create(static_cast<std::size_t>(elems) * size_bytes(t.dtype) + 64, why);
+  if (!m)
+    return;
+  t.data = m->data();
+  keep.push_back(std::move(m));
+  b.view = t;
+  test::write_logical(b.view, values);
+}
+
+void copy_logical(const Tensor& from, const Tensor& to) {
+  test::write_logical(to, read_logical(from));
+}
+
+} // namespace
+
+Prepared prepare(const Case& c) {
+  Prepared p;
+  p.lo = std::make_unique<test::Attn>(c.spec);
+  test::Attn& lo = *p.lo;
+  test::Spec s64 = c.spec;
+  s64.dtype = DType::f64;
+  test::Attn hi(s64);
+  if (c.customize) {
+    c.customize(lo);
+    c.customize(hi);
+  }
+  // The truth is computed from the very values the backends see (rounded to the dtype).
+  copy_logical(lo.q.view, hi.q.view);
+  copy_logical(lo.k.view, hi.k.view);
+  copy_logical(lo.v.view, hi.v.view);
+  copy_logical(lo.dout.view, hi.dout.view);
+  if (c.huge_strides) {
+    for (test::Buffer* b : {&lo.q, &lo.k, &lo.v, &lo.out, &lo.dout, &lo.dq, &lo.dk, &lo.dv}) {
+      make_huge(*b, p.mappings, p.skip_reason);
+      if (!p.skip_reason.empty()) {
+        p.skip_reason = "64-bit indexing case needs sparse memory: " + p.skip_reason;
+        return p;
+      }
+    }
+  }
+  p.magnitudes = measure(hi);
+  const DType t = c.spec.dtype;
+  const Magnitudes& m = p.magnitudes;
+  auto add = [&](const std::string& name, std::vector<double> ref, std::vector<double> base) {
+    const double scale = max_abs(ref);
+    const double floor = atol_floor(name, t, m, scale);
+    p.outputs.push_back({name, std::move(ref), std::move(base), floor});
+  };
+  hi.forward();
+  lo.forward(); // the baseline: reference arithmetic, outputs rounded to the dtype
+  if (!c.backward) {
+    add("out", hi.out_values(), lo.out_values());
+    add("lse", hi.lse_values(), lo.lse_values());
+    return p;
+  }
+  const bool dbias = c.spec.bias;
+  hi.backward(dbias);
+  lo.backward(dbias);
+  add("dq", read_logical(hi.dq.view), read_logical(lo.dq.view));
+  add("dk", read_logical(hi.dk.view), read_logical(lo.dk.view));
+  add("dv", read_logical(hi.dv.view), read_logical(lo.dv.view));
+  if (dbias)
+    add("dbias", hi.dbias.to_doubles(), lo.dbias.to_doubles());
+  // lo.out / lo.lse keep the baseline forward: every backend's backward gets the same inputs.
+  return p;
+}
+
+std::vector<double> read_output(const Prepared& p, const std::string& name) {
+  const test::Attn& a = *p.lo;
+  if (name == "out")
+    return a.out_values();
+  if (name == "lse")
+    return a.lse_values();
+  if (name == "dq")
+    return read_logical(a.dq.view);
+  if (name == "dk")
+    return read_logical(a.dk.view);
+  if (name == "dv")
+    return read_logical(a.dv.view);
+  return a.dbias.to_doubles();
+}
+
+namespace {
+
+std::string sci(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+template <class Problem>
+BackendVerdict verdict_of(const Problem& p, Backend b, const ExecContext& x) {
+  for (BackendVerdict& v : explain(default_registry(), p, x))
+    if (v.backend == b)
+      return v;
+  BackendVerdict v;
+  v.backend = b;
+  v.reason = "explain() does not list this backend";
+  return v;
+}
+
+void run_one(const Case& c, Prepared& p, Backend b, const ExecContext& x, Result& r) {
+  test::Attn& a = *p.lo;
+  if (!c.backward) {
+    ForwardProblem fp = a.forward_problem();
+    fp.options.backend = b;
+    const BackendVerdict v = verdict_of(fp, b, x);
+    if (!v.supported) {
+      r.status = Status::unsupported;
+      r.reason = v.reason;
+      return;
+    }
+    test::poison(a.out.view);
+    test::poison(a.lse.view());
+    run_forward(default_registry(), fp, x);
+  } else {
+    BackwardProblem bp = a.backward_problem(c.spec.bias);
+    bp.forward.options.backend = b;
+    const BackendVerdict v = verdict_of(bp, b, x);
+    if (!v.supported) {
+      r.status = Status::unsupported;
+      r.reason = v.reason;
+      return;
+    }
+    for (const Tensor* t : {&std::as_const(a.dq.view), &std::as_const(a.dk.view),
+                            &std::as_const(a.dv.view), &a.dbias.view()})
+      test::poison(*t);
+    run_backward(default_registry(), bp, x);
+  }
+  r.status = Status::pass;
+  for (const Prepared::Output& o : p.outputs) {
+    Check ch = judge(o.tensor, read_output(p, o.tensor), o.ref, o.baseline, o.floor);
+    if (!ch.ok && r.status == Status::pass) {
+      r.status = Status::fail;
+      r.reason = o.tensor + ": max|err| " + sci(ch.err) + " > tolerance " + sci(ch.tol) +
+                 " (2 x baseline " + sci(ch.baseline_err) + " + floor " + sci(ch.floor) + ")";
+    }
+    r.checks.push_back(ch);
+  }
+}
+
+} // namespace
+
+std::vector<Result> run_case(const Case& c, const std::vector<Backend>& backends,
+                             const ExecContext& x) {
+  std::vector<Result> results;
+  Result proto;
+  proto.case_name = c.name;
+  proto.index = c.index;
+  proto.description = c.description;
+  proto.features = c.features;
+  Prepared p;
+  std::string broken;
+  try {
+    p = prepare(c);
+  } catch (const std::exception& e) {
+    broken = std::string("case could not be prepared: ") + e.what();
+  }
+  for (Backend b : backends) {
+    Result r = proto;
+    r.backend = std::string(kattn::to_string(b));
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!broken.empty()) {
+      r.status = Status::fail;
+      r.reason = broken;
+    } else if (!p.skip_reason.empty()) {
+      r.status = Status::skipped;
+      r.reason = p.skip_reason;
+    } else {
+      try {
+        run_one(c, p, b, x, r);
+      } catch (const std::exception& e) {
+        r.status = Status::fail;
+        r.reason = std::string("threw: ") + e.what();
+      }
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+} // namespace kattn::conformance

@@ -1,0 +1,44 @@
+// The cudnn backend's host-side parts, which run without a GPU: the window translation and
+// the support check's reasons for problems it must refuse before asking cuDNN. (Device tests:
+// tests/gpu/.)
+#include <doctest/doctest.h>
+
+#include "common/reference_problem.hpp"
+#include "cudnn/cudnn_spec.hpp"
+#include "kokkosattn/dispatch.hpp"
+
+TEST_CASE("cudnn/window: inclusive window_left L is cuDNN's exclusive left bound L + 1") {
+  using kattn::cudnn::detail::cudnn_left_bound;
+  // Ours: j >= i + d - L; cuDNN's: j > i + d - W. Same key set iff W = L + 1; for every L check
+  // the boundary key i + d - L is kept and i + d - L - 1 dropped by cuDNN's rule.
+  for (std::int64_t L = 0; L < 50; ++L) {
+    const std::int64_t W = cudnn_left_bound(L), diag = 100;
+    CHECK(W == L + 1);
+    CHECK(diag - L > diag - W);           // boundary key visible
+    CHECK_FALSE(diag - L - 1 > diag - W); // one further left is not
+  }
+  CHECK(cudnn_left_bound(-1) == -1); // unbounded stays unset
+}
+
+TEST_CASE("cudnn/support: refusals named before cuDNN is asked (runs without a GPU)") {
+  const kattn::BackendImpl* cudnn = kattn::default_registry().find(kattn::Backend::cudnn);
+  if (cudnn == nullptr) {
+    MESSAGE("cudnn backend not built (KokkosAttn_ENABLE_CUDNN=OFF): nothing to check");
+    return;
+  }
+  CHECK(cudnn->description().find("cuDNN") == 0);
+  kattn::test::Spec s;
+  s.dtype = kattn::DType::bf16;
+  s.H = s.Hv = 64;
+  kattn::test::Attn a(s);
+  const kattn::ForwardProblem p = a.forward_problem();
+  kattn::ExecContext cpu;
+  const kattn::Support on_cpu = cudnn->supports(p, a.dims, cpu);
+  CHECK_FALSE(on_cpu.ok);
+  CHECK(on_cpu.reason.find("CUDA execution context") != std::string::npos);
+  kattn::ExecContext gpu;
+  gpu.device = kattn::Device::cuda;
+  const kattn::Support host_memory = cudnn->supports(p, a.dims, gpu);
+  CHECK_FALSE(host_memory.ok);
+  CHECK(host_memory.reason.find("q: expected cuda_device memory, got host") != std::string::npos);
+}
