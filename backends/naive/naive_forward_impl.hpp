@@ -204,19 +204,33 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
           lse[lse_at] = static_cast<float>(m + Kokkos::log(sum));
       });
 
-  // 3. out = P . V (query head n reads KV head n / group). Zero weights are skipped so that
-  // masked keys never reach the output, whatever v holds there (padding may be garbage).
+  // 3. out = P . V, one team per (b, n, i) row (query head n reads KV head n / group). The row
+  // accumulates in scratch with keys outermost so that v rows are read contiguously. Zero
+  // weights are skipped so that masked keys never reach the output, whatever v holds there
+  // (padding may be garbage).
+  using TeamPolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
+  using Member = typename TeamPolicy::member_type;
+  using RowScratch = Kokkos::View<Acc*, typename ExecSpace::scratch_memory_space,
+                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  TeamPolicy pv_policy(exec, a.B * a.N * a.T, Kokkos::AUTO);
+  pv_policy.set_scratch_size(0, Kokkos::PerTeam(RowScratch::shmem_size(a.Hv)));
   Kokkos::parallel_for(
-      "KokkosAttn::naive::pv", Policy4(exec, {0, 0, 0, 0}, {a.B, a.T, a.N, a.Hv}),
-      KOKKOS_LAMBDA(const Index b, const Index i, const Index n, const Index c) {
+      "KokkosAttn::naive::pv", pv_policy, KOKKOS_LAMBDA(const Member& team) {
+        const Index row = team.league_rank();
+        const Index i = row % a.T, n = (row / a.T) % a.N, b = row / (a.T * a.N);
         const Index kh = n / a.group;
-        Acc acc = 0;
+        RowScratch acc(team.team_scratch(0), a.Hv);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, a.Hv),
+                             [&](const Index c) { acc(c) = 0; });
         for (Index j = 0; j < a.S; ++j) {
           const Acc w = scores(b, n, i, j);
-          if (w != 0)
-            acc += w * Traits::load(v(b, j, kh, c));
+          if (w == 0)
+            continue;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, a.Hv),
+                               [&](const Index c) { acc(c) += w * Traits::load(v(b, j, kh, c)); });
         }
-        out(b, i, n, c) = Traits::store(acc);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, a.Hv),
+                             [&](const Index c) { out(b, i, n, c) = Traits::store(acc(c)); });
       });
 
   // The score matrix is ours: wait for this instance (not a global fence) before releasing it.
