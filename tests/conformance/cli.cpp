@@ -21,6 +21,16 @@ backend, judging out / lse / gradients with max|out-ref| <= 2*max|baseline-ref| 
   --filter TEXT      only cases whose name, description or features contain TEXT
   --json PATH        JSON report (default report/conformance.json; "" = none)
   --junit PATH       JUnit XML report (default report/conformance.junit.xml; "" = none)
+  --summary-json P   compact summary JSON: counts per backend and feature, unsupported
+                     reasons, failures with their reproduce commands (default: none)
+  --supported-only   random cases that every selected backend refuses (explain(), asked
+                     before the reference is computed) are drawn but not counted or run;
+                     --cases then counts the cases run, and the refusals are tallied apart
+  --shard K/N        take only random cases whose index % N == K (the regression list runs
+                     in shard 0): N processes share one matrix; combine them with --merge
+  --tsv PATH         one line per result (input of --merge; default: none)
+  --merge F...       report (table, --json, --junit, --summary-json) on --tsv files of the
+                     shards of one run instead of running; checks' numbers are not kept
   --list             print the selected cases and exit
   --verbose          one line per result
   --help             this text
@@ -84,6 +94,26 @@ std::optional<CliOptions> parse_cli(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--junit") {
       o.junit_path = value();
+    } else if (a == "--summary-json") {
+      o.summary_path = value();
+    } else if (a == "--tsv") {
+      o.tsv_path = value();
+    } else if (a == "--supported-only") {
+      o.supported_only = true;
+    } else if (a == "--shard") {
+      const std::string v = value();
+      const std::size_t slash = v.find('/');
+      if (slash == std::string::npos)
+        throw std::invalid_argument("--shard: expected K/N, got \"" + v + "\"");
+      o.shard = to_int(a, v.substr(0, slash));
+      o.shards = to_int(a, v.substr(slash + 1));
+      if (o.shards < 1 || o.shard >= o.shards)
+        throw std::invalid_argument("--shard: expected 0 <= K < N, got \"" + v + "\"");
+    } else if (a == "--merge") {
+      while (i + 1 < argc && std::string_view(argv[i + 1]).rfind("--", 0) != 0)
+        o.merge.emplace_back(argv[++i]);
+      if (o.merge.empty())
+        throw std::invalid_argument("--merge: expected one or more --tsv files");
     } else if (a == "--list") {
       o.list = true;
     } else if (a == "--verbose" || a == "-v") {

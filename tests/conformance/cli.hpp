@@ -18,8 +18,13 @@ struct CliOptions {
   std::string filter;                // substring of a case's name, description or features
   std::string json_path = "report/conformance.json";
   std::string junit_path = "report/conformance.junit.xml";
-  bool list = false;    // print the cases, run nothing
-  bool verbose = false; // one line per result
+  std::string summary_path;           // compact summary JSON (counts, reasons, failures); "" = none
+  std::string tsv_path;               // one line per result, for --merge; "" = none
+  std::vector<std::string> merge;     // --merge: report on these --tsv files instead of running
+  bool supported_only = false;        // random cases every backend refuses are not counted
+  std::int64_t shard = 0, shards = 1; // this process takes random indices i % shards == shard
+  bool list = false;                  // print the cases, run nothing
+  bool verbose = false;               // one line per result
 };
 
 extern const char* const usage_text;

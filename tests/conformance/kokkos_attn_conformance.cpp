@@ -13,6 +13,7 @@
 
 #include "conformance/cli.hpp"
 #include "conformance/conformance_case.hpp"
+#include "conformance/device_copy.hpp"
 #include "conformance/reporters.hpp"
 #include "conformance/runner.hpp"
 #include "kokkosattn/dispatch.hpp"
@@ -58,10 +59,74 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   std::cout << "wrote " << path << "\n";
 }
 
-int run(const CliOptions& cli) {
+// The table, the reasons, the totals and the report files; the exit status.
+int report(const CliOptions& cli, const RunInfo& info, const std::vector<Result>& results,
+           std::ostream* tsv = nullptr) {
+  std::int64_t failures = 0;
+  for (const Result& r : results)
+    failures += r.status == Status::fail;
+  write_table(std::cout, info, results);
+  std::map<std::string, std::map<std::string, int>> reasons; // backend -> reason -> count
+  for (const Result& r : results)
+    if (r.status == Status::unsupported || r.status == Status::skipped)
+      ++reasons[r.backend][std::string(to_string(r.status)) + ": " + r.reason];
+  for (const auto& [backend, m] : reasons)
+    for (const auto& [why, n] : m)
+      std::cout << "  [" << backend << "] " << n << " x " << why << "\n";
+  if (info.uncounted > 0) {
+    std::cout << "\n"
+              << info.uncounted
+              << " random cases drawn but refused by every backend (--supported-only: not run, "
+                 "not counted):\n";
+    for (const auto& [backend, m] : info.uncounted_reasons)
+      for (const auto& [why, n] : m)
+        std::cout << "  [" << backend << "] " << n << " x " << why << "\n";
+  }
+  std::cout << "\n"
+            << info.cases << " cases, " << results.size() << " results on " << info.backends.size()
+            << " backends, " << failures << " failures, " << info.seconds << " s\n";
+  write_file(cli.json_path, [&](std::ostream& os) { write_json(os, info, results); });
+  write_file(cli.junit_path, [&](std::ostream& os) { write_junit(os, info, results); });
+  write_file(cli.summary_path, [&](std::ostream& os) { write_summary_json(os, info, results); });
+  if (tsv) {
+    write_tsv_info(*tsv, info);
+    tsv->flush();
+    if (!*tsv)
+      throw std::runtime_error("could not write " + cli.tsv_path);
+    std::cout << "wrote " << cli.tsv_path << "\n";
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int merge(const CliOptions& cli, const std::string& command) {
+  RunInfo info;
+  info.command = command;
+  info.shards = static_cast<std::int64_t>(cli.merge.size());
+  std::vector<Result> results;
+  for (const std::string& path : cli.merge) {
+    std::ifstream is(path);
+    if (!is)
+      throw std::runtime_error("--merge: cannot read " + path);
+    read_tsv(is, info, results);
+  }
+  std::cout << "merged " << cli.merge.size() << " shard reports\n";
+  return report(cli, info, results);
+}
+
+int run(const CliOptions& cli, const std::string& command) {
+  if (!cli.merge.empty())
+    return merge(cli, command);
   const std::vector<BackendVerdict> built = built_backends();
   RunInfo info;
   info.seed = cli.seed;
+  info.command = command;
+  info.shards = cli.shards;
+#ifdef KOKKOSATTN_CONFORMANCE_CUDA
+  if (cuda_device_present()) {
+    info.device = cuda_device_name();
+    std::cout << "GPU backends run on device copies: " << info.device << "\n";
+  }
+#endif
   std::vector<Backend> backends;
   for (const BackendVerdict& b : built) {
     const std::string name(to_string(b.backend));
@@ -80,31 +145,52 @@ int run(const CliOptions& cli) {
     }
 
   std::vector<Case> regressions;
-  if (!cli.single)
+  if (!cli.single && cli.shard == 0)
     for (Case& c : regression_cases())
       if (selected(c, cli.filter))
         regressions.push_back(std::move(c));
+  const auto mine = [&](std::int64_t i) { return i % cli.shards == cli.shard; };
   if (cli.list) {
     for (const Case& c : regressions)
       std::cout << c.name << ": " << c.description << "\n";
     for (std::int64_t i = cli.first_case; i < cli.first_case + cli.cases; ++i) {
       const Case c = random_case(cli.seed, i);
-      if (selected(c, cli.filter))
+      if (mine(i) && selected(c, cli.filter))
         std::cout << c.name << ": " << c.description << "\n";
     }
     return 0;
   }
 
-  const ExecContext x{}; // host memory, Kokkos::DefaultHostExecutionSpace for Kokkos backends
+  // Host memory, Kokkos::DefaultHostExecutionSpace for Kokkos backends; the runner stages GPU
+  // backends' problems on the device itself.
+  const ExecContext x{};
+  std::ofstream tsv;
+  if (!cli.tsv_path.empty()) {
+    const std::filesystem::path tp(cli.tsv_path);
+    if (tp.has_parent_path())
+      std::filesystem::create_directories(tp.parent_path());
+    tsv.open(tp);
+    if (!tsv)
+      throw std::runtime_error("could not write " + cli.tsv_path);
+  }
   std::vector<Result> results;
   std::int64_t failures = 0;
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  auto run_and_report = [&](const Case& c) {
+  // Returns whether the case was counted.
+  auto run_and_report = [&](const Case& c, bool precheck) {
+    std::vector<Result> rs = run_case(c, backends, x, precheck);
+    if (precheck && std::all_of(rs.begin(), rs.end(),
+                                [](const Result& r) { return r.status == Status::unsupported; })) {
+      ++info.uncounted;
+      for (const Result& r : rs)
+        ++info.uncounted_reasons[r.backend][r.reason];
+      return false;
+    }
     ++info.cases;
-    for (Result& r : run_case(c, backends, x)) {
+    for (Result& r : rs) {
       if (r.status == Status::fail) {
         ++failures;
         std::cout << "FAIL [" << r.backend << "] " << r.case_name << " (seed " << cli.seed
@@ -114,51 +200,59 @@ int run(const CliOptions& cli) {
         std::cout << to_string(r.status) << " [" << r.backend << "] " << r.case_name << ": "
                   << r.description << (r.reason.empty() ? "" : " -- " + r.reason) << "\n";
       }
+      if (tsv.is_open())
+        write_tsv_result(tsv, r);
       results.push_back(std::move(r));
     }
+    if (tsv.is_open())
+      tsv.flush(); // a shard that dies later still leaves this case's results
+    return true;
   };
   std::cout << "regression list: " << regressions.size() << " cases\n";
   for (const Case& c : regressions)
-    run_and_report(c);
+    run_and_report(c, false);
   const double random_start = elapsed();
-  std::cout << "random matrix: seed " << cli.seed << ", cases " << cli.first_case << ".."
-            << cli.first_case + cli.cases - 1
+  // Without --supported-only, --cases is the index range (split among shards); with it, the
+  // number of counted cases (this shard's share), drawing at most 100 x as many indices.
+  const bool counting = cli.supported_only && !cli.single;
+  const std::int64_t target =
+      counting ? (cli.cases + cli.shards - 1 - cli.shard) / cli.shards : cli.cases;
+  const std::int64_t last_index = cli.first_case + (counting ? 100 * cli.cases + 1000 : cli.cases);
+  std::cout << "random matrix: seed " << cli.seed << ", "
+            << (counting ? std::to_string(target) + " cases run (supported-only) from index " +
+                               std::to_string(cli.first_case)
+                         : "cases " + std::to_string(cli.first_case) + ".." +
+                               std::to_string(cli.first_case + cli.cases - 1))
+            << (cli.shards > 1
+                    ? ", shard " + std::to_string(cli.shard) + "/" + std::to_string(cli.shards)
+                    : std::string())
             << (cli.time_budget > 0
                     ? ", time budget " + std::to_string(static_cast<int>(cli.time_budget)) + " s"
                     : std::string())
             << "\n";
-  for (std::int64_t i = cli.first_case; i < cli.first_case + cli.cases; ++i) {
+  std::int64_t counted = 0;
+  for (std::int64_t i = cli.first_case; i < last_index && (!counting || counted < target); ++i) {
+    if (!mine(i))
+      continue;
     if (cli.time_budget > 0 && elapsed() - random_start > cli.time_budget) {
       info.stopped_early = "time budget of " + std::to_string(cli.time_budget) +
-                           " s reached after random case " + std::to_string(i - 1);
+                           " s reached before random case " + std::to_string(i);
       std::cout << "stopped: " << info.stopped_early << "\n";
       break;
     }
     const Case c = random_case(cli.seed, i);
     if (!selected(c, cli.filter))
       continue;
-    run_and_report(c);
-    if ((i - cli.first_case + 1) % 250 == 0)
-      std::cout << "  ... " << i - cli.first_case + 1 << " random cases, " << failures
+    if (!run_and_report(c, counting))
+      continue;
+    ++counted;
+    if (counted % 250 == 0)
+      std::cout << "  ... " << counted << " random cases (index " << i << "), " << failures
                 << " failures, " << static_cast<int>(elapsed()) << " s\n"
                 << std::flush;
   }
   info.seconds = elapsed();
-
-  write_table(std::cout, info, results);
-  std::map<std::string, std::map<std::string, int>> reasons; // backend -> reason -> count
-  for (const Result& r : results)
-    if (r.status == Status::unsupported || r.status == Status::skipped)
-      ++reasons[r.backend][std::string(to_string(r.status)) + ": " + r.reason];
-  for (const auto& [backend, m] : reasons)
-    for (const auto& [why, n] : m)
-      std::cout << "  [" << backend << "] " << n << " x " << why << "\n";
-  std::cout << "\n"
-            << info.cases << " cases, " << results.size() << " results on " << backends.size()
-            << " backends, " << failures << " failures, " << info.seconds << " s\n";
-  write_file(cli.json_path, [&](std::ostream& os) { write_json(os, info, results); });
-  write_file(cli.junit_path, [&](std::ostream& os) { write_junit(os, info, results); });
-  return failures == 0 ? 0 : 1;
+  return report(cli, info, results, tsv.is_open() ? &tsv : nullptr);
 }
 
 } // namespace
@@ -175,7 +269,10 @@ int main(int argc, char** argv) {
   if (!cli)
     return 0;
   try {
-    return run(*cli);
+    std::string command = "kokkos-attn-conformance";
+    for (int i = 1; i < argc; ++i)
+      command += std::string(" ") + argv[i];
+    return run(*cli, command);
   } catch (const std::exception& e) {
     std::cerr << "kokkos-attn-conformance: " << e.what() << "\n";
     return 2;

@@ -7,6 +7,7 @@
 #include <exception>
 #include <utility>
 
+#include "conformance/device_copy.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
 
@@ -188,34 +189,105 @@ BackendVerdict verdict_of(const Problem& p, Backend b, const ExecContext& x) {
   return v;
 }
 
+// The problem as backend b takes it: host memory as built, or (GPU backends, when a CUDA GPU is
+// present) every tensor copied to device memory with the same strides, outputs NaN-poisoned on
+// the host first and uploaded so; collect() copies the outputs back into the host problem.
+class Staged {
+public:
+  Staged(const test::Attn& a, const Case& c, Backend b, const ExecContext& host_x)
+      : fp_(a.forward_problem()), bp_(a.backward_problem(c.spec.bias)), x_(host_x) {
+    fp_.options.backend = b;
+    bp_.forward.options.backend = b;
+#ifdef KOKKOSATTN_CONFORMANCE_CUDA
+    if (!needs_cuda_device(b) || !cuda_device_present())
+      return;
+    x_ = ExecContext{};
+    x_.device = Device::cuda;
+    ForwardProblem& f = c.backward ? bp_.forward : fp_;
+    if (a.spec.packed) { // the device cannot read cu_seqlens on the host: say the longest
+      f.extras.max_seqlen_q = a.dims.T;
+      f.extras.max_seqlen_k = a.dims.S;
+    }
+    for (Tensor* t :
+         {&f.q, &f.k, &f.v, &f.extras.bias, &f.extras.mask, &f.extras.alibi_slopes,
+          &f.extras.seqlens_q, &f.extras.seqlens_k, &f.extras.cu_seqlens_q, &f.extras.cu_seqlens_k})
+      mirror(*t, false);
+    mirror(f.out, !c.backward); // backward: the baseline forward's out and LSE are inputs
+    mirror(f.extras.lse, !c.backward);
+    if (c.backward) {
+      mirror(bp_.dout, false);
+      for (Tensor* t : {&bp_.dq, &bp_.dk, &bp_.dv, &bp_.dbias})
+        mirror(*t, true);
+    }
+#endif
+  }
+
+  const ExecContext& context() const { return x_; }
+  const ForwardProblem& forward() const { return fp_; }
+  const BackwardProblem& backward() const { return bp_; }
+
+  // Poisons the outputs where the backend will write them.
+  void poison(const test::Attn& a, bool backward) {
+    if (!backward) {
+      test::poison(a.out.view);
+      test::poison(a.lse.view());
+    } else {
+      for (const Tensor* t : {&a.dq.view, &a.dk.view, &a.dv.view, &a.dbias.view()})
+        test::poison(*t);
+    }
+#ifdef KOKKOSATTN_CONFORMANCE_CUDA
+    for (auto& o : outputs_)
+      o->upload();
+#endif
+  }
+
+  // After the run: the outputs back into the host problem.
+  void collect() {
+#ifdef KOKKOSATTN_CONFORMANCE_CUDA
+    if (x_.device != Device::cuda)
+      return;
+    cuda_synchronize();
+    for (auto& o : outputs_)
+      o->download();
+#endif
+  }
+
+private:
+#ifdef KOKKOSATTN_CONFORMANCE_CUDA
+  void mirror(Tensor& t, bool output) {
+    if (!t.defined())
+      return;
+    auto d = std::make_unique<DeviceCopy>(t);
+    t = d->view();
+    (output ? outputs_ : inputs_).push_back(std::move(d));
+  }
+  std::vector<std::unique_ptr<DeviceCopy>> inputs_, outputs_;
+#endif
+  ForwardProblem fp_;
+  BackwardProblem bp_;
+  ExecContext x_;
+};
+
+BackendVerdict verdict_of(const Staged& st, bool backward, Backend b) {
+  return backward ? verdict_of(st.backward(), b, st.context())
+                  : verdict_of(st.forward(), b, st.context());
+}
+
 void run_one(const Case& c, Prepared& p, Backend b, const ExecContext& x, Result& r) {
   test::Attn& a = *p.lo;
-  if (!c.backward) {
-    ForwardProblem fp = a.forward_problem();
-    fp.options.backend = b;
-    const BackendVerdict v = verdict_of(fp, b, x);
-    if (!v.supported) {
-      r.status = Status::unsupported;
-      r.reason = v.reason;
-      return;
-    }
-    test::poison(a.out.view);
-    test::poison(a.lse.view());
-    run_forward(default_registry(), fp, x);
-  } else {
-    BackwardProblem bp = a.backward_problem(c.spec.bias);
-    bp.forward.options.backend = b;
-    const BackendVerdict v = verdict_of(bp, b, x);
-    if (!v.supported) {
-      r.status = Status::unsupported;
-      r.reason = v.reason;
-      return;
-    }
-    for (const Tensor* t : {&std::as_const(a.dq.view), &std::as_const(a.dk.view),
-                            &std::as_const(a.dv.view), &a.dbias.view()})
-      test::poison(*t);
-    run_backward(default_registry(), bp, x);
+  Staged st(a, c, b, x);
+  const BackendVerdict v = verdict_of(st, c.backward, b);
+  if (!v.supported) {
+    r.status = Status::unsupported;
+    r.reason = v.reason;
+    return;
   }
+  st.poison(a, c.backward);
+  if (!c.backward)
+    run_forward(default_registry(), st.forward(), st.context());
+  else
+    run_backward(default_registry(), st.backward(), st.context());
+  st.collect();
   r.status = Status::pass;
   for (const Prepared::Output& o : p.outputs) {
     Check ch = judge(o.tensor, read_output(p, o.tensor), o.ref, o.baseline, o.floor);
@@ -228,16 +300,43 @@ void run_one(const Case& c, Prepared& p, Backend b, const ExecContext& x, Result
   }
 }
 
+// Every backend's verdict on the case's problem before any reference is computed; true when all
+// refuse (each result then says why).
+bool all_refuse(const Case& c, const std::vector<Backend>& backends, const ExecContext& x,
+                std::vector<Result>& results) {
+  test::Attn a(c.spec);
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    const Staged st(a, c, backends[i], x);
+    const BackendVerdict v = verdict_of(st, c.backward, backends[i]);
+    if (v.supported)
+      return false;
+    results[i].status = Status::unsupported;
+    results[i].reason = v.reason;
+  }
+  return true;
+}
+
 } // namespace
 
 std::vector<Result> run_case(const Case& c, const std::vector<Backend>& backends,
-                             const ExecContext& x) {
+                             const ExecContext& x, bool precheck) {
   std::vector<Result> results;
   Result proto;
   proto.case_name = c.name;
   proto.index = c.index;
   proto.description = c.description;
   proto.features = c.features;
+  if (precheck && !c.huge_strides && !c.customize) {
+    std::vector<Result> refused(backends.size(), proto);
+    for (std::size_t i = 0; i < backends.size(); ++i)
+      refused[i].backend = std::string(kattn::to_string(backends[i]));
+    try {
+      if (all_refuse(c, backends, x, refused))
+        return refused;
+    } catch (const std::exception&) {
+      // a case that cannot even be staged is judged (and reported) by the full run below
+    }
+  }
   Prepared p;
   std::string broken;
   try {

@@ -1,6 +1,8 @@
 // Runs one case: the f64 reference (ref) and the same-precision baseline once, then every
 // selected backend (forced through dispatch, asked first through explain()), each judged with
-// judge.hpp's rule.
+// judge.hpp's rule. GPU backends (cudnn, cuda) get device copies of every tensor and
+// ExecContext{Device::cuda} when the build has CUDA and a GPU is present (device_copy.hpp);
+// otherwise they see the host problem, as every other backend does.
 #pragma once
 
 #include <memory>
@@ -51,7 +53,9 @@ Prepared prepare(const Case& c);
 // What the backend wrote into p.lo for tensor `name`, in logical order.
 std::vector<double> read_output(const Prepared& p, const std::string& name);
 
+// precheck: ask every backend first (explain(), no reference computed) and return their
+// refusals at once when all refuse; the caller may then leave the case uncounted.
 std::vector<Result> run_case(const Case& c, const std::vector<Backend>& backends,
-                             const ExecContext& x);
+                             const ExecContext& x, bool precheck = false);
 
 } // namespace kattn::conformance
