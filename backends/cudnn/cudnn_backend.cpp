@@ -35,6 +35,11 @@ bool has_fully_masked_rows(const ForwardProblem& p, const Dims& d) {
 Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x) {
   if (x.device != Device::cuda)
     return Support::no("needs a CUDA execution context (ExecContext::device == cuda)");
+  // Layout first: packed tensors are rank 3, so the rank-4 checks below would misreport them.
+  if (d.packed)
+    return Support::no("packed varlen (cu_seqlens) not implemented in the cudnn backend yet");
+  if (d.padded)
+    return Support::no("padded lengths (seqlens_q/k) not implemented in the cudnn backend yet");
   const std::pair<const char*, const Tensor*> main[] = {
       {"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}};
   for (const auto& [name, t] : main) {
@@ -53,10 +58,6 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   if (d.H > 256 || d.H % 8 != 0 || d.Hv > 256 || d.Hv % 8 != 0)
     return Support::no("head dims: expected H and Hv multiples of 8 and <= 256, got H=" +
                        std::to_string(d.H) + " Hv=" + std::to_string(d.Hv));
-  if (d.packed)
-    return Support::no("packed varlen (cu_seqlens) not implemented in the cudnn backend yet");
-  if (d.padded)
-    return Support::no("padded lengths (seqlens_q/k) not implemented in the cudnn backend yet");
   if (p.options.softcap > 0.0)
     return Support::no("softcap not implemented in the cudnn backend");
   if (p.options.dropout_p > 0.0)
@@ -85,8 +86,26 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   return Support::yes();
 }
 
-// The backward additionally needs the forward's LSE (cuDNN's Stats input) and no dbias.
+// Elements from a tensor's first to its last element, plus one.
+std::int64_t span(const Tensor& t) {
+  std::int64_t last = 0;
+  for (int i = 0; i < t.rank; ++i)
+    last += (t.extent[static_cast<std::size_t>(i)] - 1) * t.stride[static_cast<std::size_t>(i)];
+  return last + 1;
+}
+
+// The backward additionally needs the forward's LSE (cuDNN's Stats input), no dbias, and tensors
+// spanning fewer than 2^31 elements: beyond that cuDNN 9.19's backward gave wrong dq and dk
+// (dv right) on the H200 (conformance case regression/index_past_2^31_elements_bwd).
 Support backward_checks(const BackwardProblem& p) {
+  const std::pair<const char*, const Tensor*> all[] = {
+      {"q", &p.forward.q}, {"k", &p.forward.k}, {"v", &p.forward.v}, {"out", &p.forward.out},
+      {"dout", &p.dout},   {"dq", &p.dq},       {"dk", &p.dk},       {"dv", &p.dv}};
+  for (const auto& [name, t] : all)
+    if (span(*t) >= (std::int64_t{1} << 31))
+      return Support::no(std::string(name) + ": spans " + std::to_string(span(*t)) +
+                         " elements; the cudnn backward needs fewer than 2^31 (cuDNN 9.19 gave "
+                         "wrong dq/dk beyond that)");
   const std::pair<const char*, const Tensor*> grads[] = {
       {"dout", &p.dout}, {"dq", &p.dq}, {"dk", &p.dk}, {"dv", &p.dv}};
   for (const auto& [name, t] : grads) {
