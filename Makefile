@@ -5,6 +5,7 @@
 #   make test          set up, configure, build, run all tests (incl. install test)
 #   make demo          build and run the codelab demo
 #   make conformance   every backend against the reference (report/conformance.json)
+#   make bench         CPU benchmarks: naive, portable, PyTorch CPU SDPA (report/bench.json)
 #   make build         set up, configure and build
 #   make install-test  install to a temp prefix and build examples/ against it
 #   make format        clang-format all C++/CUDA sources in place
@@ -24,7 +25,7 @@ PRESET    ?= default
 IN_ROOT   := KOKKOSATTN_SKIP_SETUP=1 scripts/in-root.sh
 CMAKE_ARGS ?=
 CONFORMANCE_ARGS ?= --time-budget 240
-FORMAT_DIRS := core backends tests examples bench
+FORMAT_DIRS := core backends tests examples benchmarks
 FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \
                  -o -name '*.cu' -o -name '*.cuh' -o -name '*.hip' \) 2>/dev/null || true
 
@@ -32,7 +33,7 @@ FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o 
         clean buildroot-clean bench conformance hip
 
 help:
-	@sed -n '1,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,17p' Makefile | sed 's/^# \{0,1\}//'
 
 setup:
 	@scripts/buildroot-setup.sh
@@ -81,8 +82,26 @@ buildroot-clean:
 	@root=$$(scripts/buildroot-setup.sh --print-root); echo "removing $$root"; \
 	  rm -rf --one-file-system "$$root" "$$root.lock"
 
+# CPU benchmarks (issue 3): ours (Google Benchmark), then PyTorch's CPU SDPA with the same thread
+# count (a venv made on the host by scripts/bench-venv.sh: the root has no pip; without it the
+# torch-cpu rows are missing, with a warning), then one table and report/bench.json.
+BENCH_THREADS ?= $(shell nproc)
+BENCH_ARGS ?=
 bench:
-	@echo "make bench: not yet available (see issue 6)" >&2; exit 2
+	@$(MAKE) --no-print-directory build CMAKE_ARGS="$(CMAKE_ARGS) -DKokkosAttn_ENABLE_BENCHMARKS=ON"
+	@mkdir -p report && rm -f report/bench-ours.json report/bench-torch-cpu.json
+	@cat /proc/loadavg > report/bench-loadavg.txt
+	@OMP_NUM_THREADS=$(BENCH_THREADS) OMP_PROC_BIND=$${OMP_PROC_BIND:-spread} \
+	  OMP_PLACES=$${OMP_PLACES:-threads} $(IN_ROOT) $(BUILD_DIR)/benchmarks/kokkosattn_bench_cpu \
+	  --benchmark_out=report/bench-ours.json --benchmark_out_format=json $(BENCH_ARGS)
+	@if py=$$(scripts/bench-venv.sh); then \
+	  OMP_NUM_THREADS=$(BENCH_THREADS) "$$py" benchmarks/peers_cpu.py \
+	    --threads $(BENCH_THREADS) --out report/bench-torch-cpu.json || \
+	    echo "make bench: WARNING: the torch-cpu peer failed" >&2; \
+	else echo "make bench: WARNING: no PyTorch environment: no torch-cpu rows" >&2; fi
+	@python3 benchmarks/compare.py --ours report/bench-ours.json \
+	  --peers report/bench-torch-cpu.json --load-before "$$(cat report/bench-loadavg.txt)" \
+	  --out report/bench.json --markdown report/bench.md
 
 # Every built backend against the reference: the regression list, then the random matrix
 # (4000 cases, seed 1; the time budget keeps a busy machine under 5 minutes); reports in report/.
