@@ -76,7 +76,7 @@ shell: setup
 	@$(IN_ROOT) bash
 
 clean:
-	rm -rf --one-file-system $(BUILD_DIR) build-cuda install report
+	rm -rf --one-file-system $(BUILD_DIR) build-cuda build-bench install report
 
 buildroot-clean:
 	@root=$$(scripts/buildroot-setup.sh --print-root); echo "removing $$root"; \
@@ -85,14 +85,17 @@ buildroot-clean:
 # CPU benchmarks (issue 3): ours (Google Benchmark), then PyTorch's CPU SDPA with the same thread
 # count (a venv made on the host by scripts/bench-venv.sh: the root has no pip; without it the
 # torch-cpu rows are missing, with a warning), then one table and report/bench.json.
+# Its own build dir, so that the test build does not compile the benchmarks afterwards.
 BENCH_THREADS ?= $(shell nproc)
 BENCH_ARGS ?=
+BENCH_BUILD_DIR ?= build-bench
 bench:
-	@$(MAKE) --no-print-directory build CMAKE_ARGS="$(CMAKE_ARGS) -DKokkosAttn_ENABLE_BENCHMARKS=ON"
+	@$(MAKE) --no-print-directory build BUILD_DIR=$(BENCH_BUILD_DIR) \
+	  CMAKE_ARGS="$(CMAKE_ARGS) -DKokkosAttn_ENABLE_BENCHMARKS=ON"
 	@mkdir -p report && rm -f report/bench-ours.json report/bench-torch-cpu.json
 	@cat /proc/loadavg > report/bench-loadavg.txt
 	@OMP_NUM_THREADS=$(BENCH_THREADS) OMP_PROC_BIND=$${OMP_PROC_BIND:-spread} \
-	  OMP_PLACES=$${OMP_PLACES:-threads} $(IN_ROOT) $(BUILD_DIR)/benchmarks/kokkosattn_bench_cpu \
+	  OMP_PLACES=$${OMP_PLACES:-threads} $(IN_ROOT) $(BENCH_BUILD_DIR)/benchmarks/kokkosattn_bench_cpu \
 	  --benchmark_out=report/bench-ours.json --benchmark_out_format=json $(BENCH_ARGS)
 	@if py=$$(scripts/bench-venv.sh); then \
 	  OMP_NUM_THREADS=$(BENCH_THREADS) "$$py" benchmarks/peers_cpu.py \
