@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "common/masked_rows_check.hpp"
 #include "test_portable_helpers.hpp"
 
 using namespace kattn;
@@ -69,23 +70,7 @@ TEST_CASE("semantics/fully_masked_rows: portable bottom_right causal T > S gives
     s.opt.alignment = Alignment::bottom_right;
     INFO(to_string(t));
     check_portable(s); // compares exact 0 / -inf rows too (max_abs_diff: inf only equals inf)
-    Attn a(s);
-    const ForwardProblem p = a.forward_problem();
-    poison(a.out.view);
-    poison(a.lse.view());
-    portable_backend().forward(p, validate(p), ExecContext{});
-    const std::vector<double> out = a.out_values(), lse = a.lse_values();
-    for (std::int64_t i = 0; i < s.T; ++i)
-      for (std::int64_t n = 0; n < s.N; ++n) {
-        const double l = lse[static_cast<std::size_t>(n * s.T + i)];
-        if (i < s.T - s.S) {
-          CHECK(l == -std::numeric_limits<double>::infinity());
-          for (std::int64_t c = 0; c < s.Hv; ++c)
-            CHECK(out[static_cast<std::size_t>((i * s.N + n) * s.Hv + c)] == 0.0);
-        } else {
-          CHECK(std::isfinite(l));
-        }
-      }
+    check_fully_masked_rows_exact(portable_backend(), s);
   }
 }
 
