@@ -13,7 +13,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+
 #include "KokkosAttn_Scalar.hpp"
+#include "portable/portable_host_vectors.hpp"
 #include "portable/portable_params.hpp"
 #include "portable/portable_scores.hpp"
 #include "portable/portable_tile.hpp"
@@ -69,6 +72,53 @@ struct ForwardKernel {
     s.klo = cv.template take<Index>(Br);
     s.khi = cv.template take<Index>(Br);
     return s;
+  }
+
+  // The softmax pass over RC query rows r0.. of the transposed score tile st[Bc][Br]: live
+  // keys of row u are [lo[u], hi[u]). Updates the running max m and sum l, overwrites the
+  // scores with P = exp(S - m_new) (0 where not live) and returns in alpha the rescale factors
+  // exp(m_old - m_new) of the rows' accumulators. Query rows sit in the inner loop, so each
+  // step is one vector operation across RC rows (portable_host_vectors.hpp spells it out for
+  // host compilers, which leave this form scalar).
+  KOKKOS_INLINE_FUNCTION static void softmax_chunk(Acc* st, int r0, const int* lo, const int* hi,
+                                                   Acc* m, Acc* l, Acc* alpha) {
+    Acc mx[RC], base[RC], sum[RC];
+    KATTN_UNROLL
+    for (int u = 0; u < RC; ++u) {
+      mx[u] = neg_inf<Acc>();
+      sum[u] = 0;
+    }
+    for (int cc = 0; cc < Bc; ++cc) {
+      const Acc* col = st + cc * Br + r0;
+      KATTN_UNROLL
+      for (int u = 0; u < RC; ++u) {
+        const bool live = (cc >= lo[u]) & (cc < hi[u]); // no short-circuit: vectorises
+        const Acc x = live ? col[u] : neg_inf<Acc>();
+        mx[u] = x > mx[u] ? x : mx[u];
+      }
+    }
+    KATTN_UNROLL
+    for (int u = 0; u < RC; ++u) {
+      const Acc m_old = m[r0 + u];
+      const Acc m_new = mx[u] > m_old ? mx[u] : m_old;
+      // A row that has seen nothing yet keeps -inf; exp(-inf - 0) = 0 keeps its P zero.
+      base[u] = m_new == neg_inf<Acc>() ? Acc(0) : m_new;
+      alpha[u] = exp_nonpositive(m_old - base[u]);
+      m[r0 + u] = m_new;
+    }
+    for (int cc = 0; cc < Bc; ++cc) {
+      Acc* col = st + cc * Br + r0;
+      KATTN_UNROLL
+      for (int u = 0; u < RC; ++u) {
+        const bool live = (cc >= lo[u]) & (cc < hi[u]);
+        const Acc p = exp_nonpositive((live ? col[u] : neg_inf<Acc>()) - base[u]); // dead: 0
+        col[u] = p;
+        sum[u] += p;
+      }
+    }
+    KATTN_UNROLL
+    for (int u = 0; u < RC; ++u)
+      l[r0 + u] = l[r0 + u] * alpha[u] + sum[u];
   }
 
   KOKKOS_FUNCTION void operator()(const Team& team) const {
@@ -154,45 +204,20 @@ struct ForwardKernel {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br / RC), [&](const int chunk) {
         const int r0 = chunk * RC;
         int lo[RC], hi[RC];
-        Acc mx[RC], base[RC], sum[RC], alpha[RC];
+        Acc alpha[RC];
         KATTN_UNROLL
         for (int u = 0; u < RC; ++u) {
           lo[u] = static_cast<int>(Kokkos::clamp(sc.klo[r0 + u] - j0, Index(0), Index(cols)));
           hi[u] = static_cast<int>(Kokkos::clamp(sc.khi[r0 + u] - j0, Index(0), Index(cols)));
-          mx[u] = neg_inf<Acc>();
-          sum[u] = 0;
         }
-        for (int cc = 0; cc < Bc; ++cc) {
-          const Acc* col = sc.st + cc * Br + r0;
-          KATTN_UNROLL
-          for (int u = 0; u < RC; ++u) {
-            const bool live = (cc >= lo[u]) & (cc < hi[u]); // no short-circuit: vectorises
-            const Acc x = live ? col[u] : neg_inf<Acc>();
-            mx[u] = x > mx[u] ? x : mx[u];
-          }
-        }
-        KATTN_UNROLL
-        for (int u = 0; u < RC; ++u) {
-          const Acc m_old = sc.m[r0 + u];
-          const Acc m_new = mx[u] > m_old ? mx[u] : m_old;
-          // A row that has seen nothing yet keeps -inf; exp(-inf - 0) = 0 keeps its P zero.
-          base[u] = m_new == neg_inf<Acc>() ? Acc(0) : m_new;
-          alpha[u] = exp_nonpositive(m_old - base[u]);
-          sc.m[r0 + u] = m_new;
-        }
-        for (int cc = 0; cc < Bc; ++cc) {
-          Acc* col = sc.st + cc * Br + r0;
-          KATTN_UNROLL
-          for (int u = 0; u < RC; ++u) {
-            const bool live = (cc >= lo[u]) & (cc < hi[u]);
-            const Acc p = exp_nonpositive((live ? col[u] : neg_inf<Acc>()) - base[u]); // dead: 0
-            col[u] = p;
-            sum[u] += p;
-          }
-        }
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+        if constexpr (std::is_same_v<Acc, float> && RC == 8)
+          host_vectors::softmax_chunk8(sc.st, Br, r0, Bc, lo, hi, sc.m, sc.l, alpha);
+        else
+#endif
+          softmax_chunk(sc.st, r0, lo, hi, sc.m, sc.l, alpha);
         for (int u = 0; u < RC; ++u) {
           const int r = r0 + u;
-          sc.l[r] = sc.l[r] * alpha[u] + sum[u];
           if (alpha[u] != Acc(1)) {
             Acc* orow = sc.o + r * Hvp;
             for (int h0 = 0; h0 < Hvp; h0 += NR) {
