@@ -5,8 +5,14 @@
 #include "naive/naive.hpp"
 #include "portable/portable.hpp"
 #include "reference/reference.hpp"
+#ifdef KOKKOSATTN_HAS_CUDA_KERNELS
+#include "cuda_backend.hpp"
+#endif
 #ifdef KOKKOSATTN_HAS_CUDNN
 #include "cudnn/cudnn.hpp"
+#endif
+#ifdef KOKKOSATTN_HAS_HIP
+#include "kattn_hip/hip_backend.hpp"
 #endif
 
 namespace kattn {
@@ -17,8 +23,14 @@ const Registry& default_registry() {
     Registry r;
     r.add(reference::make_reference_backend());
     r.add(naive::make_naive_backend());
+#ifdef KOKKOSATTN_HAS_CUDA_KERNELS
+    r.add(kattn::cuda::make_cuda_backend());
+#endif
 #ifdef KOKKOSATTN_HAS_CUDNN
     r.add(cudnn::make_cudnn_backend());
+#endif
+#ifdef KOKKOSATTN_HAS_HIP
+    r.add(hip_kernels::make_hip_backend());
 #endif
     r.add(portable::make_portable_backend());
     return r;
