@@ -3,7 +3,7 @@
 # see scripts/buildroot-setup.sh), so only `make` and root are needed here.
 #
 #   make test          set up, configure, build, run all tests (incl. install test)
-#   make demo          build and run the codelab demo
+#   make demo          build and run the codelab demo (report/index.html, plots, results.json)
 #   make conformance   every backend against the reference (report/conformance.json)
 #   make bench         CPU benchmarks: naive, portable, PyTorch CPU SDPA (report/bench.json)
 #   make hip           HIP gfx90a/gfx942 code objects + MFMA check (compile only)
@@ -58,12 +58,21 @@ test: ctest
 install-test: build
 	@$(IN_ROOT) scripts/install-test.sh $(BUILD_DIR)
 
+# The codelab demo (docs/demo.md): tables on the terminal, then report/results.json + .csv, the
+# PNG plots and report/index.html. DEMO_ARGS: e.g. --quick, --full, --seq 64,128,256.
+DEMO_ARGS ?=
+DEMO_OUT  ?= report
 demo: build
 	@if [[ ! -x $(BUILD_DIR)/examples/codelab_demo ]]; then \
 	  echo "make demo: $(BUILD_DIR)/examples/codelab_demo was not built" \
-	       "(examples/codelab_demo.cpp not there yet?)" >&2; exit 1; fi
-	@OMP_PROC_BIND=$${OMP_PROC_BIND:-spread} OMP_PLACES=$${OMP_PLACES:-threads} \
-	  $(IN_ROOT) $(BUILD_DIR)/examples/codelab_demo
+	       "(KokkosAttn_ENABLE_EXAMPLES=OFF?)" >&2; exit 1; fi
+	@mkdir -p $(DEMO_OUT)
+	@rc=0; OMP_PROC_BIND=$${OMP_PROC_BIND:-spread} OMP_PLACES=$${OMP_PLACES:-threads} \
+	  $(IN_ROOT) $(BUILD_DIR)/examples/codelab_demo --out $(DEMO_OUT) $(DEMO_ARGS) || rc=$$?; \
+	  if [[ -f $(DEMO_OUT)/results.json && $$rc -le 1 ]]; then \
+	    $(IN_ROOT) python3 scripts/report/make_report.py $(DEMO_OUT); \
+	    echo "make demo: open $(DEMO_OUT)/index.html"; fi; \
+	  exit $$rc
 
 format: setup
 	@files=$$($(FORMAT_FIND)); if [[ -z $$files ]]; then echo "make format: no sources yet"; exit 0; fi; \

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install test: install the build tree to a throw-away prefix, then configure
 # and build examples/ as a project of its own against that prefix
-# (find_package(KokkosAttn)), and run the built codelab_demo.
+# (find_package(KokkosAttn)), and run the built codelab_demo (by default in its
+# --quick mode, writing its report into the temporary directory;
+# KOKKOSATTN_DEMO_ARGS overrides the arguments).
 #
 #   scripts/install-test.sh [BUILD_DIR]     (default: build)
 #
@@ -50,7 +52,8 @@ cmake --build "$tmp/build" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 
 demo=$(find "$tmp/build" -type f -name codelab_demo -perm -u+x | head -n1)
 [[ -n $demo ]] || { log "FAILED: codelab_demo was not built"; exit 1; }
-log "running $(basename "$demo") ${KOKKOSATTN_DEMO_ARGS:-}"
+demo_args=${KOKKOSATTN_DEMO_ARGS:---quick --out $tmp/demo-report}
+log "running $(basename "$demo") $demo_args"
 # shellcheck disable=SC2086
-"$demo" ${KOKKOSATTN_DEMO_ARGS:-}
+"$demo" $demo_args
 log "PASSED"
