@@ -47,4 +47,8 @@ bool is_floating(DType t) {
          t == DType::f8_e4m3 || t == DType::f8_e5m2;
 }
 
+bool is_fp8(DType t) {
+  return t == DType::f8_e4m3 || t == DType::f8_e5m2;
+}
+
 } // namespace kattn

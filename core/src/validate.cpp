@@ -251,6 +251,35 @@ struct NamedTensor {
   const char* name;
 };
 
+std::vector<NamedTensor> fp8_tensors(const Fp8Scales& f) {
+  return {{&f.descale_q, "extras.fp8.descale_q"}, {&f.descale_k, "extras.fp8.descale_k"},
+          {&f.descale_v, "extras.fp8.descale_v"}, {&f.descale_s, "extras.fp8.descale_s"},
+          {&f.scale_s, "extras.fp8.scale_s"},     {&f.scale_o, "extras.fp8.scale_o"},
+          {&f.amax_s, "extras.fp8.amax_s"},       {&f.amax_o, "extras.fp8.amax_o"}};
+}
+
+// FP8 problems may carry per-tensor factors (f32 [1]); other problems carry none. amax_s and
+// amax_o are outputs. Memory spaces are checked with the other tensors.
+void check_fp8_scales(const ForwardProblem& p) {
+  const std::vector<NamedTensor> scales = fp8_tensors(p.extras.fp8);
+  if (!is_fp8(p.q.dtype)) {
+    for (const NamedTensor& n : scales)
+      if (n.t->defined())
+        fail(std::string(n.name) + ": expected not given unless q is f8_e4m3 or f8_e5m2, got " +
+             n.t->shape_string() + " with q of dtype " + str(p.q.dtype));
+    return;
+  }
+  for (const NamedTensor& n : scales) {
+    if (!n.t->defined())
+      continue; // optional: a missing descale/scale is 1, a missing amax is not reported
+    if (n.t->rank != 1 || ext(*n.t, 0) != 1)
+      fail(std::string(n.name) + ": expected shape [1] (one per-tensor factor), got " +
+           shape_of(*n.t));
+    check_storage(*n.t, n.name, {"1"});
+    expect_dtype(*n.t, n.name, DType::f32, "");
+  }
+}
+
 void check_one_space(const std::vector<NamedTensor>& given) {
   const Tensor& first = *given.front().t;
   for (const NamedTensor& n : given)
@@ -261,7 +290,7 @@ void check_one_space(const std::vector<NamedTensor>& given) {
 
 Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
   const Extras& e = p.extras;
-  const std::vector<NamedTensor> all = {
+  std::vector<NamedTensor> all = {
       {&p.q, "q"},
       {&p.k, "k"},
       {&p.v, "v"},
@@ -275,6 +304,8 @@ Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
       {&e.cu_seqlens_q, "extras.cu_seqlens_q"},
       {&e.cu_seqlens_k, "extras.cu_seqlens_k"},
   };
+  for (const NamedTensor& n : fp8_tensors(e.fp8))
+    all.push_back(n);
   for (const NamedTensor& n : all)
     check_not_half_given(*n.t, n.name);
   check_options(p.options);
@@ -312,10 +343,12 @@ Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
     check_layout(p.out, "out", {"B", "T", "N", "Hv"});
   }
   if (!is_floating(p.q.dtype))
-    fail("q: expected a floating dtype (f64, f32, f16, bf16; f8 reserved), got " + str(p.q.dtype));
+    fail("q: expected a floating dtype (f64, f32, f16, bf16, f8_e4m3, f8_e5m2), got " +
+         str(p.q.dtype));
   expect_dtype(p.k, "k", p.q.dtype, "q");
   expect_dtype(p.v, "v", p.q.dtype, "q");
   expect_dtype(p.out, "out", p.q.dtype, "q");
+  check_fp8_scales(p);
 
   const int o = d.packed ? 1 : 2; // dim of the heads
   d.N = ext(p.q, o);
@@ -387,7 +420,7 @@ Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
            n.t->shape_string());
     check_score_shaped(*n.t, n.name, d);
   }
-  if (e.bias.defined() && !is_floating(e.bias.dtype))
+  if (e.bias.defined() && (!is_floating(e.bias.dtype) || is_fp8(e.bias.dtype)))
     fail("extras.bias: expected a floating dtype (f64, f32, f16, bf16), got " + str(e.bias.dtype));
   if (e.mask.defined())
     expect_dtype(e.mask, "extras.mask", DType::boolean, "");

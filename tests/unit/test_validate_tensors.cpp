@@ -217,8 +217,9 @@ TEST_CASE("semantics/errors: data pointer without a rank") {
                  f.outputs());
 }
 
-TEST_CASE("semantics/dtypes: f8 passes validation as reserved") {
-  // FP8 is a reserved dtype: the descriptor carries it and backends refuse it in supports().
+TEST_CASE("semantics/dtypes: f8 q/k/v/out pass validation (backends decide in supports())") {
+  // FP8 is a descriptor dtype: validation accepts it; only backends that serve an FP8 forward
+  // (cudnn) accept it in supports(), the others refuse it with a reason.
   ForwardFixture f;
   for (Tensor* t : {&f.p.q, &f.p.k, &f.p.v, &f.p.out})
     t->dtype = DType::f8_e4m3;

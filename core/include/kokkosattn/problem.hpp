@@ -37,6 +37,21 @@ struct Options {
   Backend backend = Backend::automatic;
 };
 
+// Per-tensor FP8 scaling factors (f32, shape [1], in the memory space of q). Only with q/k/v/out
+// in f8_e4m3 or f8_e5m2, each optional: a missing descale/scale is 1, a missing amax is not
+// reported. The real inputs are
+// q = q8 * descale_q (likewise k, v); a kernel that quantises the probabilities P for its P.V
+// product stores P * scale_s and multiplies by descale_s afterwards; the stored output is
+// out8 = round(out * scale_o). amax_s and amax_o are OUTPUTS: max|P| and max|out| (before any
+// scaling), the statistics a delayed-scaling recipe derives the next step's factors from
+// (kokkosattn/fp8_scaling.hpp).
+struct Fp8Scales {
+  Tensor descale_q, descale_k, descale_v; // inputs: dequantisation factors of q8, k8, v8
+  Tensor descale_s, scale_s;              // inputs: P's quantisation factor and its inverse
+  Tensor scale_o;                         // input: quantisation factor of out
+  Tensor amax_s, amax_o;                  // outputs: max|P|, max|out|
+};
+
 // Additional inputs; every member is optional (rank 0 = not given).
 struct Extras {
   Tensor bias;         // additive, [B|1, N|1, T, S], float dtype
@@ -51,6 +66,7 @@ struct Extras {
   // (0 = read it off host-resident cu_seqlens).
   std::int64_t max_seqlen_q = 0;
   std::int64_t max_seqlen_k = 0;
+  Fp8Scales fp8; // FP8 problems only (see Fp8Scales)
 };
 
 struct ForwardProblem {
