@@ -2,8 +2,10 @@
 // cuDNN's own check_support, cached per problem key) and the forward.
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cudnn/cudnn.hpp"
 #include "cudnn/cudnn_graph.hpp"
@@ -32,26 +34,98 @@ bool has_fully_masked_rows(const ForwardProblem& p, const Dims& d) {
   return false;
 }
 
+// Elements from a tensor's first to its last element, plus one.
+std::int64_t span(const Tensor& t) {
+  std::int64_t last = 0;
+  for (int i = 0; i < t.rank; ++i)
+    last += (t.extent[static_cast<std::size_t>(i)] - 1) * t.stride[static_cast<std::size_t>(i)];
+  return last + 1;
+}
+
+// cuDNN's ALiBi slopes (cudnn-frontend's get_alibi_slope, the ALiBi paper's): for the largest
+// power of two n <= N, 2^(-8(h+1)/n) for h < n, then 2^(-4(2m+1)/n) for the remaining heads.
+std::vector<float> cudnn_alibi_slopes(std::int64_t N) {
+  std::int64_t n = 1;
+  while (n * 2 <= N)
+    n *= 2;
+  std::vector<float> s;
+  for (std::int64_t h = 0; h < n; ++h)
+    s.push_back(std::pow(2.0f, -8.0f * static_cast<float>(h + 1) / static_cast<float>(n)));
+  for (std::int64_t m = 0; m < N - n; ++m)
+    s.push_back(std::pow(2.0f, -4.0f * static_cast<float>(2 * m + 1) / static_cast<float>(n)));
+  return s;
+}
+
+// cuDNN adds slope_n * (j - i) (no diagonal offset, its own slopes, right bound 0 required). That
+// is our -slope_n * |i + d - j| exactly when the mask is causal (j <= i + d) with d = 0 and the
+// slopes are cuDNN's. The slopes are data: this check reads them (N floats, one copy on the
+// caller's stream, which it waits for): the one place this backend's support check reads data.
+Support alibi_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x) {
+  const Tensor& a = p.extras.alibi_slopes;
+  if (a.rank != 1 || a.stride[0] != 1)
+    return Support::no("alibi_slopes: expected contiguous [N] slopes (cuDNN's ALiBi has one slope "
+                       "per head, not per batch)");
+  if (d.window_right != 0)
+    return Support::no("ALiBi needs a causal mask (window_right 0) in the cudnn backend: cuDNN "
+                       "adds slope*(j - i), which equals -slope*|i - j| only for j <= i");
+  if (p.options.alignment == Alignment::bottom_right && (d.T != d.S || d.padded || d.packed))
+    return Support::no(
+        "ALiBi with bottom_right alignment and T != S (or varlen): cuDNN's ALiBi "
+        "distance j - i has no diagonal offset (and cuDNN refuses bottom-right masks "
+        "with ALiBi)");
+  const std::vector<float> want = cudnn_alibi_slopes(d.N);
+  std::vector<float> got(static_cast<std::size_t>(d.N));
+  const auto stream = static_cast<cudaStream_t>(x.stream);
+  detail::check_cuda(cudaMemcpyAsync(got.data(), a.data, got.size() * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream),
+                     "cudaMemcpyAsync(alibi_slopes)");
+  detail::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(alibi_slopes)");
+  for (std::size_t h = 0; h < got.size(); ++h)
+    // 2^-20 relative: float rounding of the same formula computed another way, no more.
+    if (!(std::abs(got[h] - want[h]) <= 0x1p-20f * want[h]))
+      return Support::no("alibi_slopes: cuDNN's ALiBi uses fixed slopes 2^(-8(h+1)/N) (ALiBi "
+                         "paper); head " +
+                         std::to_string(h) + " has " + std::to_string(got[h]) + ", cuDNN's is " +
+                         std::to_string(want[h]));
+  return Support::yes();
+}
+
+bool fp8(DType t) {
+  return t == DType::f8_e4m3 || t == DType::f8_e5m2;
+}
+
 Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x) {
   if (x.device != Device::cuda)
     return Support::no("needs a CUDA execution context (ExecContext::device == cuda)");
-  // Layout first: packed tensors are rank 3, so the rank-4 checks below would misreport them.
-  if (d.packed)
-    return Support::no("packed varlen (cu_seqlens) not implemented in the cudnn backend yet");
-  if (d.padded)
-    return Support::no("padded lengths (seqlens_q/k) not implemented in the cudnn backend yet");
+  // Varlen (padded lengths or packed cu_seqlens): cuDNN's padding mask and ragged offsets, with
+  // the lengths and offsets made on the device and the rows our semantics define fixed up
+  // afterwards (cudnn_varlen.hpp). Limits of those kernels: 2-byte dtypes, B < 65536 (grid),
+  // packed tensors under 2^31 elements (int32 ragged offsets).
+  if (d.packed || d.padded) {
+    if (fp8(p.q.dtype))
+      return Support::no("FP8 with padded or packed varlen not served by the cudnn backend");
+    if (d.B > 65535)
+      return Support::no("varlen: expected B <= 65535 in the cudnn backend, got " +
+                         std::to_string(d.B));
+  }
   const std::pair<const char*, const Tensor*> main[] = {
       {"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}};
   for (const auto& [name, t] : main) {
     if (t->space != MemorySpace::cuda_device)
       return Support::no(std::string(name) + ": expected cuda_device memory, got " +
                          std::string(to_string(t->space)));
-    if (t->dtype != DType::bf16 && t->dtype != DType::f16)
-      return Support::no(std::string(name) + ": expected bf16 or f16, got " +
+    if (t->dtype != DType::bf16 && t->dtype != DType::f16 && !fp8(t->dtype))
+      return Support::no(std::string(name) +
+                         ": expected bf16 or f16 (or f8_e4m3 / f8_e5m2 "
+                         "forward), got " +
                          std::string(to_string(t->dtype)));
-    if (t->stride[3] != 1)
+    if (t->stride[static_cast<std::size_t>(t->rank - 1)] != 1)
       return Support::no(std::string(name) + ": expected head-dim stride 1, got " +
-                         std::to_string(t->stride[3]));
+                         std::to_string(t->stride[static_cast<std::size_t>(t->rank - 1)]));
+    if (d.packed && span(*t) >= (std::int64_t{1} << 31))
+      return Support::no(std::string(name) +
+                         ": packed varlen tensors must span fewer than 2^31 "
+                         "elements in the cudnn backend (int32 ragged offsets)");
     if (!aligned16(*t))
       return Support::no(std::string(name) + ": expected a 16-byte aligned pointer");
   }
@@ -60,14 +134,22 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
                        std::to_string(d.H) + " Hv=" + std::to_string(d.Hv));
   if (p.options.softcap > 0.0)
     return Support::no("softcap not implemented in the cudnn backend");
-  if (p.options.dropout_p > 0.0)
-    return Support::no("dropout not implemented in the cudnn backend (cuDNN's RNG is not our "
-                       "Philox stream)");
+  // Dropout is served with cuDNN's own Philox stream: the same keep probability and 1/(1-p)
+  // scaling, the same mask in this backend's forward and backward for one (seed, offset), but
+  // not the mask of docs/semantics.md's counter layout (no other backend reproduces it). So
+  // `auto` never picks it for dropout (every backend it may pick agrees on the mask); forcing
+  // cudnn (options or KOKKOSATTN_BACKEND) accepts cuDNN's mask.
+  if (p.options.dropout_p > 0.0 && requested_backend(p.options) != Backend::cudnn)
+    return Support::no("dropout: cuDNN draws its own mask, not the Philox stream of "
+                       "docs/semantics.md; force the cudnn backend to accept that");
   if (p.extras.mask.defined())
     return Support::no("boolean mask not supported by the cudnn backend");
   if (p.extras.alibi_slopes.defined())
-    return Support::no("ALiBi slopes not supported (cuDNN's ALiBi uses its own fixed slopes)");
+    if (Support s = alibi_checks(p, d, x); !s.ok)
+      return s;
   const Tensor& bias = p.extras.bias;
+  if (bias.defined() && fp8(p.q.dtype))
+    return Support::no("bias with FP8 inputs not served by the cudnn backend");
   if (bias.defined()) {
     if (bias.space != MemorySpace::cuda_device)
       return Support::no("bias: expected cuda_device memory");
@@ -80,18 +162,11 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   const Tensor& lse = p.extras.lse;
   if (lse.defined() && (lse.space != MemorySpace::cuda_device || !aligned16(lse)))
     return Support::no("lse: expected 16-byte aligned cuda_device memory");
-  if (has_fully_masked_rows(p, d))
+  // Varlen rows without keys are fixed up after the graph (cudnn_varlen.hpp's fix_rows).
+  if (!d.packed && !d.padded && has_fully_masked_rows(p, d))
     return Support::no("the mask leaves query rows with no visible key (e.g. T > S with "
                        "bottom_right causal); cuDNN does not give those rows out 0 / LSE -inf");
   return Support::yes();
-}
-
-// Elements from a tensor's first to its last element, plus one.
-std::int64_t span(const Tensor& t) {
-  std::int64_t last = 0;
-  for (int i = 0; i < t.rank; ++i)
-    last += (t.extent[static_cast<std::size_t>(i)] - 1) * t.stride[static_cast<std::size_t>(i)];
-  return last + 1;
 }
 
 // The backward additionally needs the forward's LSE (cuDNN's Stats input), no dbias, and tensors
@@ -112,14 +187,23 @@ Support backward_checks(const BackwardProblem& p) {
     if (t->space != MemorySpace::cuda_device)
       return Support::no(std::string(name) + ": expected cuda_device memory, got " +
                          std::string(to_string(t->space)));
-    if (t->stride[3] != 1 || !aligned16(*t))
+    if (t->stride[static_cast<std::size_t>(t->rank - 1)] != 1 || !aligned16(*t))
       return Support::no(std::string(name) +
                          ": expected head-dim stride 1 and a 16-byte aligned pointer");
   }
+  if (p.dbias.defined() &&
+      (p.dbias.space != MemorySpace::cuda_device || p.dbias.stride[3] != 1 || !aligned16(p.dbias)))
+    return Support::no("dbias: expected cuda_device memory, key stride 1 and a 16-byte aligned "
+                       "pointer");
   if (!p.forward.extras.lse.defined())
     return Support::no("backward needs extras.lse (the forward's LSE, cuDNN's Stats input)");
-  if (p.dbias.defined())
-    return Support::no("dbias not implemented in the cudnn backend yet");
+  if (p.dbias.defined() &&
+      (p.forward.extras.seqlens_q.defined() || p.forward.extras.seqlens_k.defined()))
+    return Support::no("dbias with padded lengths not served by the cudnn backend");
+  if (fp8(p.forward.q.dtype))
+    return Support::no("FP8 backward not implemented in the cudnn backend (cuDNN's needs descale/"
+                       "scale/amax factors for O, dO, dP, dQ, dK, dV, which the problem has no "
+                       "fields for)");
   return Support::yes();
 }
 
@@ -146,7 +230,12 @@ Support ask_cudnn(const Problem& p, const Dims& d, const ExecContext& x) {
 class CudnnBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::cudnn; }
-  std::string description() const override { return versions(); }
+  // explain() shows this beside every verdict: the versions, and the one served feature whose
+  // result differs from docs/semantics.md bit for bit.
+  std::string description() const override {
+    return versions() + "; dropout masks come from cuDNN's own Philox stream (same keep "
+                        "probability and scaling, not the semantics' mask)";
+  }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
     if (Support s = host_checks(p, d, x); !s.ok)

@@ -31,14 +31,38 @@ struct GraphSpec {
   std::int64_t right_bound = -1;
   bool bottom_right = false;
   float scale = 1.0f;
+  // cuDNN's own ALiBi (slopes 2^(-8(n+1)/N), added as slope * (j - i)): only served causal
+  // top-left with the user's slopes equal to cuDNN's (cudnn_backend.cpp checks).
+  bool alibi = false;
+  // Dropout with cuDNN's Philox (not our stream): probability of dropping, seed/offset come from
+  // the options at run time (device scalars written before each launch).
+  bool dropout = false;
+  float dropout_p = 0.0f;
+  // FP8 (dtype f8_e4m3 / f8_e5m2): descale/scale factors and amax outputs are graph tensors.
+  bool fp8() const { return dtype == DType::f8_e4m3 || dtype == DType::f8_e5m2; }
   // Backward graphs: dO, dQ, dK, dV strides (cuDNN order); Stats (our LSE) is an input then.
   bool backward = false;
   bool deterministic = false;
   Strides4 dout{}, dq{}, dk{}, dv{};
+  bool dbias = false; // the bias gradient, same dims as the bias
+  Strides4 dbias_stride{};
+  // Varlen: cuDNN sees [B, heads, T, dim] with T, S the longest lengths, a padding mask from
+  // per-batch lengths (seq_len_q/kv, made on the device by cudnn_varlen's prep kernel), and for
+  // packed tensors ragged offsets: element offsets cu_seqlens[b] * token stride, one tensor per
+  // distinct (side, token stride); ragged_slot[t] is tensor t's (RaggedTensor order), -1 none.
+  bool padded = false, packed = false;
+  int n_ragged = 0;
+  std::array<std::int64_t, 10> ragged_token_stride{};
+  std::array<int, 10> ragged_side_k{};
+  std::array<int, 9> ragged_slot{-1, -1, -1, -1, -1, -1, -1, -1, -1};
+  bool varlen() const { return padded || packed; }
 
   std::string key() const;
   std::string describe() const; // short human-readable form for error messages
 };
+
+// The tensors that may be ragged, in ragged_slot order.
+enum RaggedTensor { rt_q, rt_k, rt_v, rt_o, rt_stats, rt_do, rt_dq, rt_dk, rt_dv };
 
 // Our inclusive window_left L ("j >= i + d - L") as cuDNN's exclusive left bound
 // ("j > i + d - W"): W = L + 1. -1 (unbounded) stays unset.
@@ -46,7 +70,7 @@ constexpr std::int64_t cudnn_left_bound(std::int64_t window_left) {
   return window_left < 0 ? -1 : window_left + 1;
 }
 
-// Requires a validated batched problem (no packed varlen).
+// Requires a validated problem the backend's host checks accepted.
 GraphSpec make_spec(const ForwardProblem& p, const Dims& d, int device, void* stream);
 GraphSpec make_spec(const BackwardProblem& p, const Dims& d, int device, void* stream);
 

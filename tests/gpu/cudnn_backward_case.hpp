@@ -17,15 +17,62 @@
 
 namespace kattn::test {
 
+// Varlen gradients that are 0 by structure, not by arithmetic: dq rows past q_len (padded) or
+// without any visible key, dk/dv rows past k_len (padded). (A gradient can also be 0 in exact
+// arithmetic, e.g. dq of a row that sees one key; a kernel's rounding need not reproduce that,
+// so only these rows are checked bit for bit.) `s` is the Attn's spec (lengths resolved).
+inline bool structural_zeros_exact(const Spec& s, const std::vector<double>& dq,
+                                   const std::vector<double>& dk, const std::vector<double>& dv) {
+  const bool padded = !s.packed && (!s.q_lens.empty() || !s.k_lens.empty());
+  if (!padded && !s.packed)
+    return true;
+  auto len = [](const std::vector<std::int64_t>& v, std::int64_t b, std::int64_t full) {
+    return v.empty() ? full : v[static_cast<std::size_t>(b)];
+  };
+  const std::int64_t L = s.opt.window_left, R = s.opt.causal ? 0 : s.opt.window_right;
+  std::int64_t q0 = 0; // packed: token offset of batch b
+  bool ok = true;
+  auto row_zero = [&](const std::vector<double>& g, std::int64_t token, std::int64_t heads,
+                      std::int64_t dim, std::int64_t b_stride_tokens, std::int64_t b) {
+    const std::int64_t first = (b * b_stride_tokens + token) * heads * dim;
+    for (std::int64_t e = 0; e < heads * dim; ++e)
+      ok = ok && g[static_cast<std::size_t>(first + e)] == 0.0;
+  };
+  for (std::int64_t b = 0; b < s.B; ++b) {
+    const std::int64_t ql = len(s.q_lens, b, s.T), kl = len(s.k_lens, b, s.S);
+    const std::int64_t d = s.opt.alignment == Alignment::bottom_right ? kl - ql : 0;
+    const std::int64_t rows = s.packed ? ql : s.T;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const std::int64_t lo = L < 0 ? 0 : std::max<std::int64_t>(0, i + d - L);
+      const std::int64_t hi = R < 0 ? kl - 1 : std::min<std::int64_t>(kl - 1, i + d + R);
+      if (i < ql && lo <= hi)
+        continue;
+      if (s.packed)
+        row_zero(dq, q0 + i, s.N, s.H, 0, 0);
+      else
+        row_zero(dq, i, s.N, s.H, s.T, b);
+    }
+    if (padded)
+      for (std::int64_t j = kl; j < s.S; ++j) {
+        row_zero(dk, j, s.K, s.H, s.S, b);
+        row_zero(dv, j, s.K, s.Hv, s.S, b);
+      }
+    q0 += s.packed ? ql : 0;
+  }
+  return ok;
+}
+
 struct BackwardResult {
   bool supported = false;
   std::string reason;
-  double err[3] = {0, 0, 0}, tol[3] = {0, 0, 0}; // dq, dk, dv
+  double err[4] = {0, 0, 0, 0}, tol[4] = {0, 0, 0, 0}; // dq, dk, dv, dbias (when asked)
   bool finite = false;
+  bool exact_zeros = true; // gradients that are 0 by structure (structural_zeros_exact) are 0
   std::vector<std::byte> bits[3]; // raw dq, dk, dv (for repeatability checks)
 };
 
-inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1) {
+inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1, bool with_dbias = false,
+                                              const std::vector<double>& slopes = {}) {
   spec.opt.backend = Backend::cudnn;
   spec.bias_dtype = spec.dtype;
   spec.lse = true;
@@ -40,21 +87,31 @@ inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1) {
   write_logical(ref.dout.view, read_logical(low.dout.view));
   if (spec.bias)
     write_logical(ref.bias.view(), read_logical(low.bias.view()));
-  ref.backward(false);
+  if (!slopes.empty()) {
+    set_slopes(low, slopes);
+    set_slopes(ref, slopes);
+  }
+  ref.backward(with_dbias);
 
   poison(low.out.view);
   poison(low.lse.view());
   poison(low.dq.view);
   poison(low.dk.view);
   poison(low.dv.view);
+  if (with_dbias)
+    poison(low.dbias.view());
   DeviceCopy q(low.q.view), k(low.k.view), v(low.v.view), out(low.out.view), lse(low.lse.view()),
-      bias(low.bias.view()), dout(low.dout.view), dq(low.dq.view), dk(low.dk.view), dv(low.dv.view);
-  BackwardProblem b = low.backward_problem(false);
+      bias(low.bias.view()), dout(low.dout.view), dq(low.dq.view), dk(low.dk.view), dv(low.dv.view),
+      dbias(with_dbias ? low.dbias.view() : Tensor{});
+  BackwardProblem b = low.backward_problem(with_dbias);
   b.forward.q = q.view(), b.forward.k = k.view(), b.forward.v = v.view();
   b.forward.out = out.view();
   b.forward.extras.lse = lse.view();
   b.forward.extras.bias = bias.view();
   b.dout = dout.view(), b.dq = dq.view(), b.dk = dk.view(), b.dv = dv.view();
+  b.dbias = dbias.view();
+  const DeviceExtras extras(low);
+  extras.apply(b.forward.extras);
 
   BackwardResult r;
   ExecContext x;
@@ -62,10 +119,10 @@ inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1) {
   try {
     run_forward(default_registry(), b.forward, x);
     for (int rep = 0; rep < repeats; ++rep) {
-      dq.upload(), dk.upload(), dv.upload(); // poison again
+      dq.upload(), dk.upload(), dv.upload(), dbias.upload(); // poison again
       run_backward(default_registry(), b, x);
       KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-      dq.download(), dk.download(), dv.download();
+      dq.download(), dk.download(), dv.download(), dbias.download();
       const Tensor* hv[3] = {&low.dq.view, &low.dk.view, &low.dv.view};
       for (int i = 0; i < 3; ++i) {
         const auto raw = static_cast<const std::byte*>(hv[i]->data);
@@ -82,12 +139,15 @@ inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1) {
   }
   KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
 
-  const Buffer* got[3] = {&low.dq, &low.dk, &low.dv};
-  const Buffer* want[3] = {&ref.dq, &ref.dk, &ref.dv};
+  r.exact_zeros = structural_zeros_exact(low.spec, read_logical(low.dq.view),
+                                         read_logical(low.dk.view), read_logical(low.dv.view));
+  const Tensor got[4] = {low.dq.view, low.dk.view, low.dv.view, low.dbias.view()};
+  const Tensor want[4] = {ref.dq.view, ref.dk.view, ref.dv.view, ref.dbias.view()};
   const double u = unit_roundoff(spec.dtype);
   r.finite = true;
-  for (int i = 0; i < 3; ++i) {
-    const std::vector<double> g = read_logical(got[i]->view), w = read_logical(want[i]->view);
+  for (int i = 0; i < (with_dbias ? 4 : 3); ++i) {
+    // dbias = dS summed over broadcast dims: the same per-element argument as dq's.
+    const std::vector<double> g = read_logical(got[i]), w = read_logical(want[i]);
     r.finite = r.finite && all_finite(g);
     double baseline = 0;
     for (double x_ref : w)
@@ -98,17 +158,22 @@ inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1) {
   MESSAGE("backward " << spec_string(spec) << " deterministic=" << spec.opt.deterministic
                       << (r.supported ? "" : "  UNSUPPORTED: " + r.reason) << "  dq err "
                       << r.err[0] << " (tol " << r.tol[0] << ")  dk err " << r.err[1] << " (tol "
-                      << r.tol[1] << ")  dv err " << r.err[2] << " (tol " << r.tol[2] << ")");
+                      << r.tol[1] << ")  dv err " << r.err[2] << " (tol " << r.tol[2] << ")"
+                      << (with_dbias ? "  dbias err " + std::to_string(r.err[3]) + " (tol " +
+                                           std::to_string(r.tol[3]) + ")"
+                                     : std::string()));
   return r;
 }
 
-inline void check_backward_matches(const Spec& spec) {
-  const BackwardResult r = run_cudnn_backward_case(spec);
+inline void check_backward_matches(const Spec& spec, bool with_dbias = false,
+                                   const std::vector<double>& slopes = {}) {
+  const BackwardResult r = run_cudnn_backward_case(spec, 1, with_dbias, slopes);
   INFO(spec_string(spec));
   INFO("reason: " << r.reason);
   REQUIRE(r.supported);
   CHECK(r.finite);
-  for (int i = 0; i < 3; ++i)
+  CHECK(r.exact_zeros);
+  for (int i = 0; i < (with_dbias ? 4 : 3); ++i)
     CHECK(r.err[i] <= r.tol[i]);
 }
 

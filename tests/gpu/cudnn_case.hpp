@@ -34,6 +34,7 @@ struct CaseResult {
   double err_out = 0, tol_out = 0, err_lse = 0, tol_lse = 0;
   bool out_finite = false;
   bool out_all_nan = false;    // untouched since poisoning
+  bool exact_zeros = false;    // every output the reference makes exactly 0 is exactly 0
   std::vector<double> ref_out; // the f64 reference, for discrimination checks
 };
 
@@ -55,21 +56,51 @@ inline double max_abs(const std::vector<double>& v) {
 }
 
 inline std::string spec_string(const Spec& s) {
-  char buf[320];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
                 "%s B=%lld T=%lld S=%lld N=%lld K=%lld H=%lld Hv=%lld causal=%d window=(%lld,%lld) "
-                "%s bias=%d%s lse=%d heads_major=%d",
+                "%s bias=%d%s lse=%d heads_major=%d alibi=%d padded=%d packed=%d",
                 std::string(to_string(s.dtype)).c_str(), (long long)s.B, (long long)s.T,
                 (long long)s.S, (long long)s.N, (long long)s.K, (long long)s.H, (long long)s.Hv,
                 s.opt.causal, (long long)s.opt.window_left, (long long)s.opt.window_right,
                 s.opt.alignment == Alignment::bottom_right ? "bottom_right" : "top_left", s.bias,
                 s.bias ? (s.bias_bcast_b ? "[1,N]" : (s.bias_bcast_n ? "[B,1]" : "[B,N]")) : "",
-                s.lse, s.heads_major);
+                s.lse, s.heads_major, s.alibi, !s.packed && !s.q_lens.empty(), s.packed);
   return buf;
 }
 
-// Runs `spec` (dtype bf16/f16) through the forced cudnn backend. `stream` is the ExecContext's.
-inline CaseResult run_cudnn_case(Spec spec, void* stream = nullptr) {
+// Copies every data tensor of a host problem's extras (slopes, lengths, offsets) to the device;
+// lse and bias are handled by the callers (they compare or reuse them).
+struct DeviceExtras {
+  DeviceCopy slopes, seqlens_q, seqlens_k, cu_q, cu_k;
+  std::int64_t max_q = 0, max_k = 0; // packed: device offsets need the longest lengths
+  explicit DeviceExtras(const Attn& a)
+      : slopes(a.slopes.view()), seqlens_q(a.seqlens_q.view()), seqlens_k(a.seqlens_k.view()),
+        cu_q(a.cu_q.view()), cu_k(a.cu_k.view()) {
+    if (a.spec.packed)
+      max_q = a.spec.T, max_k = a.spec.S;
+  }
+  void apply(Extras& e) const {
+    e.alibi_slopes = slopes.view();
+    e.seqlens_q = seqlens_q.view();
+    e.seqlens_k = seqlens_k.view();
+    e.cu_seqlens_q = cu_q.view();
+    e.cu_seqlens_k = cu_k.view();
+    e.max_seqlen_q = max_q;
+    e.max_seqlen_k = max_k;
+  }
+};
+
+// Overwrites the ALiBi slopes of a host problem (e.g. with cuDNN's fixed ones).
+inline void set_slopes(Attn& a, const std::vector<double>& slopes) {
+  for (std::size_t i = 0; i < slopes.size(); ++i)
+    a.slopes.set(static_cast<std::int64_t>(i), slopes[i]);
+}
+
+// Runs `spec` (dtype bf16/f16) through the forced cudnn backend. `stream` is the ExecContext's;
+// `slopes`, when given, replaces the random ALiBi slopes.
+inline CaseResult run_cudnn_case(Spec spec, void* stream = nullptr,
+                                 const std::vector<double>& slopes = {}) {
   spec.opt.backend = Backend::cudnn;
   spec.bias_dtype = spec.dtype;
   Attn low(spec); // inputs rounded to the low precision
@@ -83,6 +114,10 @@ inline CaseResult run_cudnn_case(Spec spec, void* stream = nullptr) {
   write_logical(ref.v.view, read_logical(low.v.view));
   if (spec.bias)
     write_logical(ref.bias.view(), read_logical(low.bias.view()));
+  if (!slopes.empty()) {
+    set_slopes(low, slopes);
+    set_slopes(ref, slopes);
+  }
   ref.forward();
 
   poison(low.out.view);
@@ -93,6 +128,8 @@ inline CaseResult run_cudnn_case(Spec spec, void* stream = nullptr) {
   p.q = q.view(), p.k = k.view(), p.v = v.view(), p.out = out.view();
   p.extras.lse = lse.view();
   p.extras.bias = bias.view();
+  const DeviceExtras extras(low);
+  extras.apply(p.extras);
 
   CaseResult r;
   ExecContext x;
@@ -112,6 +149,9 @@ inline CaseResult run_cudnn_case(Spec spec, void* stream = nullptr) {
   r.ref_out = ref.out_values();
   r.out_finite = all_finite(got);
   r.out_all_nan = std::all_of(got.begin(), got.end(), [](double g) { return std::isnan(g); });
+  r.exact_zeros = true; // padded rows and rows without keys (random inputs give no other zeros)
+  for (std::size_t i = 0; i < got.size(); ++i)
+    r.exact_zeros = r.exact_zeros && (r.ref_out[i] != 0.0 || got[i] == 0.0);
   const double u = unit_roundoff(spec.dtype);
   double baseline = 0;
   for (double x_ref : r.ref_out)
@@ -129,12 +169,14 @@ inline CaseResult run_cudnn_case(Spec spec, void* stream = nullptr) {
 }
 
 // The usual verdict: supported, every output written, within tolerance.
-inline void check_matches(const Spec& spec, void* stream = nullptr) {
-  const CaseResult r = run_cudnn_case(spec, stream);
+inline void check_matches(const Spec& spec, void* stream = nullptr,
+                          const std::vector<double>& slopes = {}) {
+  const CaseResult r = run_cudnn_case(spec, stream, slopes);
   INFO(spec_string(spec));
   INFO("reason: " << r.reason);
   REQUIRE(r.supported);
   CHECK(r.out_finite);
+  CHECK(r.exact_zeros);
   CHECK(r.err_out <= r.tol_out);
   if (spec.lse)
     CHECK(r.err_lse <= r.tol_lse);

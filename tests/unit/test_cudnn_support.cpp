@@ -42,3 +42,37 @@ TEST_CASE("cudnn/support: refusals named before cuDNN is asked (runs without a G
   CHECK_FALSE(host_memory.ok);
   CHECK(host_memory.reason.find("q: expected cuda_device memory, got host") != std::string::npos);
 }
+
+TEST_CASE("cudnn/support: dropout only when cudnn is forced (its mask is cuDNN's, not ours)") {
+  const kattn::BackendImpl* cudnn = kattn::default_registry().find(kattn::Backend::cudnn);
+  if (cudnn == nullptr) {
+    MESSAGE("cudnn backend not built (KokkosAttn_ENABLE_CUDNN=OFF): nothing to check");
+    return;
+  }
+  kattn::test::Spec s;
+  s.dtype = kattn::DType::bf16;
+  s.H = s.Hv = 64;
+  kattn::test::Attn a(s);
+  kattn::ForwardProblem p = a.forward_problem();
+  // Labelled as device memory so the check gets past the memory-space test; the support check
+  // reads no tensor data (nothing here is dereferenced).
+  for (kattn::Tensor* t : {&p.q, &p.k, &p.v, &p.out})
+    t->space = kattn::MemorySpace::cuda_device;
+  p.extras.lse = {};
+  p.options.dropout_p = 0.1;
+  kattn::ExecContext gpu;
+  gpu.device = kattn::Device::cuda;
+  const kattn::Support under_auto = cudnn->supports(p, a.dims, gpu);
+  CHECK_FALSE(under_auto.ok);
+  CHECK(under_auto.reason.find("dropout: cuDNN draws its own mask") != std::string::npos);
+  p.options.backend = kattn::Backend::cudnn;
+  // Forced, the dropout rule no longer refuses; without a GPU cuDNN's own check then refuses
+  // (or throws) for its own reasons.
+  std::string forced_reason;
+  try {
+    forced_reason = cudnn->supports(p, a.dims, gpu).reason;
+  } catch (const std::exception& e) {
+    forced_reason = e.what();
+  }
+  CHECK(forced_reason.find("dropout: cuDNN draws its own mask") == std::string::npos);
+}
