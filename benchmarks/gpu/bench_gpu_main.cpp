@@ -1,0 +1,346 @@
+// kokkosattn_bench_gpu: times registered GPU backends (--impl cudnn,cuda) through the public
+// dispatch (validate + support check + run, as a user calls it) and writes rows of the results
+// schema (docs/performance.md):
+//   fa       FlashAttention's sweep: 16k tokens (B = 16384 / T), hidden 2048 (N = 2048 / H),
+//            H in {64, 128}, T in 512..16k, causal or not, forward and forward+backward;
+//   codelab  B=4 T=128 N=8 H=64, the same four passes;
+//   overhead the codelab shape, `--overhead-calls` back-to-back calls timed on the host (sync
+//            only at the end) divided by the count: per-call cost when the GPU is not the limit.
+// GPU times: CUDA events around each call, median of --repeats after --warmup calls, inputs
+// rotating through enough device copies to exceed 3x the L2 (see gpu_sets.hpp). TFLOP/s counts
+// 4 B N T S H (halved for causal, x3.5 for forward+backward). A backend that is not built, or
+// refuses a shape, gives a row with "error" set instead of a time.
+#include <cuda_runtime_api.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu_sets.hpp"
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/errors.hpp"
+
+namespace {
+
+using kattn_bench::check_cuda;
+using kattn_bench::SetRing;
+using kattn_bench::Shape;
+
+struct Args {
+  std::vector<std::string> impls{"cudnn", "cuda"};
+  std::vector<std::string> exps{"fa", "codelab", "overhead"};
+  std::string out = "bench-gpu.json";
+  std::string run_id = "unnamed";
+  int warmup = 5, repeats = 30, overhead_calls = 2000;
+  std::vector<std::int64_t> ts{512, 1024, 2048, 4096, 8192, 16384};
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> r;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');)
+    if (!x.empty())
+      r.push_back(x);
+  return r;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw std::runtime_error("missing value after " + k);
+      return argv[++i];
+    };
+    if (k == "--impl")
+      a.impls = split(val());
+    else if (k == "--exp")
+      a.exps = split(val());
+    else if (k == "--out")
+      a.out = val();
+    else if (k == "--run-id")
+      a.run_id = val();
+    else if (k == "--warmup")
+      a.warmup = std::stoi(val());
+    else if (k == "--repeats")
+      a.repeats = std::stoi(val());
+    else if (k == "--overhead-calls")
+      a.overhead_calls = std::stoi(val());
+    else if (k == "--t") {
+      a.ts.clear();
+      for (const std::string& t : split(val()))
+        a.ts.push_back(std::stoll(t));
+    } else if (k == "--help" || k == "-h") {
+      std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,overhead] [--out "
+                   "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
+                   "512,1024,...]\n";
+      std::exit(0);
+    } else {
+      throw std::runtime_error("unknown argument " + k);
+    }
+  }
+  return a;
+}
+
+std::string json_str(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      r += '\\', r += c;
+    else if (static_cast<unsigned char>(c) < 0x20)
+      r += ' ';
+    else
+      r += c;
+  }
+  return r + "\"";
+}
+
+std::string num(double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", x);
+  return b;
+}
+
+struct Row {
+  std::string exp, impl, pass;
+  Shape s{};
+  double ms = -1, tflops = -1, peak_bytes = -1;
+  std::string error;
+  std::string json() const {
+    std::ostringstream o;
+    o << "{\"exp\": " << json_str(exp) << ", \"impl\": " << json_str(impl) << ", \"B\": " << s.B
+      << ", \"T\": " << s.T << ", \"S\": " << s.S << ", \"N\": " << s.N << ", \"K\": " << s.K
+      << ", \"H\": " << s.H
+      << ", \"dtype\": \"bf16\", \"causal\": " << (s.causal ? "true" : "false")
+      << ", \"pass\": " << json_str(pass) << ", \"ms\": " << (ms < 0 ? "null" : num(ms))
+      << ", \"tflops\": " << (tflops < 0 ? "null" : num(tflops))
+      << ", \"peak_bytes\": " << (peak_bytes < 0 ? "null" : num(peak_bytes))
+      << ", \"error\": " << (error.empty() ? "null" : json_str(error)) << "}";
+    return o.str();
+  }
+};
+
+Row make_row(const std::string& exp, const std::string& impl, bool backward, const Shape& s) {
+  Row r;
+  r.exp = exp;
+  r.impl = impl;
+  r.pass = backward ? "fwd+bwd" : "fwd";
+  r.s = s;
+  return r;
+}
+
+double flops(const Shape& s, bool backward) {
+  const double f = 4.0 * static_cast<double>(s.B * s.N) * static_cast<double>(s.T) *
+                   static_cast<double>(s.S) * static_cast<double>(s.H) * (s.causal ? 0.5 : 1.0);
+  return backward ? 3.5 * f : f;
+}
+
+std::size_t device_used() {
+  std::size_t free_b = 0, total = 0;
+  check_cuda(cudaMemGetInfo(&free_b, &total), "cudaMemGetInfo");
+  return total - free_b;
+}
+
+// One call of `impl` on the next set: forward, or forward + backward.
+void call(kattn::Backend impl, SetRing& ring, const Shape& s, bool backward, cudaStream_t st) {
+  kattn::ExecContext x;
+  x.device = kattn::Device::cuda;
+  x.stream = st;
+  const kattn_bench::TensorSet& t = ring.next();
+  if (!backward) {
+    kattn::ForwardProblem p = t.forward(s, false);
+    p.options.backend = impl;
+    kattn::run_forward(kattn::default_registry(), p, x);
+    return;
+  }
+  kattn::BackwardProblem b = t.backward(s);
+  b.forward.options.backend = impl;
+  kattn::run_forward(kattn::default_registry(), b.forward, x);
+  kattn::run_backward(kattn::default_registry(), b, x);
+}
+
+Row time_gpu(const std::string& exp, const std::string& name, kattn::Backend impl, const Shape& s,
+             bool backward, const Args& a, std::size_t l2, cudaStream_t st) {
+  Row r = make_row(exp, name, backward, s);
+  try {
+    SetRing ring(s, backward, l2);
+    check_cuda(cudaDeviceSynchronize(), "set-up");
+    const std::size_t before = device_used();
+    for (int i = 0; i < a.warmup; ++i)
+      call(impl, ring, s, backward, st);
+    check_cuda(cudaStreamSynchronize(st), "warm-up");
+    // The tensors of one call + what the backend allocated during the warm-up (graph
+    // workspaces), comparable to torch.cuda.max_memory_allocated(). Approximate: memory the
+    // backend frees meanwhile (graph-cache evictions) is subtracted, hence the clamp at 0.
+    const std::size_t after = device_used();
+    r.peak_bytes = static_cast<double>(ring.bytes_per_set()) +
+                   static_cast<double>(after > before ? after - before : 0);
+    cudaEvent_t e0, e1;
+    check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
+    std::vector<double> ms;
+    for (int i = 0; i < a.repeats; ++i) {
+      check_cuda(cudaEventRecord(e0, st), "cudaEventRecord");
+      call(impl, ring, s, backward, st);
+      check_cuda(cudaEventRecord(e1, st), "cudaEventRecord");
+      check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
+      float t = 0;
+      check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+      ms.push_back(t);
+    }
+    (void)cudaEventDestroy(e0);
+    (void)cudaEventDestroy(e1);
+    std::sort(ms.begin(), ms.end());
+    r.ms = ms[ms.size() / 2];
+    r.tflops = flops(s, backward) / (r.ms * 1e-3) / 1e12;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    (void)cudaGetLastError();
+  }
+  return r;
+}
+
+// Back-to-back calls, host clock, one sync at the end.
+Row time_overhead(const std::string& name, kattn::Backend impl, const Shape& s, bool backward,
+                  const Args& a, std::size_t l2, cudaStream_t st) {
+  Row r = make_row("overhead", name, backward, s);
+  try {
+    SetRing ring(s, backward, l2);
+    for (int i = 0; i < std::max(a.warmup, 20); ++i)
+      call(impl, ring, s, backward, st);
+    check_cuda(cudaStreamSynchronize(st), "warm-up");
+    std::vector<double> per_call;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < a.overhead_calls; ++i)
+        call(impl, ring, s, backward, st);
+      check_cuda(cudaStreamSynchronize(st), "overhead sync");
+      const auto t1 = std::chrono::steady_clock::now();
+      per_call.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() /
+                         a.overhead_calls);
+    }
+    std::sort(per_call.begin(), per_call.end());
+    r.ms = per_call[per_call.size() / 2];
+    r.tflops = flops(s, backward) / (r.ms * 1e-3) / 1e12;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    (void)cudaGetLastError();
+  }
+  return r;
+}
+
+std::string env_json(const kattn::Registry& reg) {
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  int driver = 0, runtime = 0;
+  check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  std::ostringstream o;
+  o << "{\"gpu\": " << json_str(prop.name) << ", \"sm\": \"" << prop.major << prop.minor
+    << "\", \"gpu_memory_bytes\": " << prop.totalGlobalMem << ", \"l2_bytes\": " << prop.l2CacheSize
+    << ", \"cuda_driver_api\": \"" << driver / 1000 << "." << driver % 1000 / 10
+    << "\", \"cuda_runtime\": \"" << runtime / 1000 << "." << runtime % 1000 / 10 << "\"";
+  for (const kattn::BackendImpl* b : reg.all())
+    if (!b->description().empty())
+      o << ", " << json_str("kokkosattn_" + std::string(kattn::to_string(b->id()))) << ": "
+        << json_str(b->description());
+#ifdef KOKKOSATTN_BENCH_COMPILER
+  o << ", \"compiler\": " << json_str(KOKKOSATTN_BENCH_COMPILER);
+#endif
+  o << "}";
+  return o.str();
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kokkosattn_bench_gpu: " << e.what() << "\n";
+    return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::cerr << "kokkosattn_bench_gpu: no CUDA GPU\n";
+    return 77;
+  }
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  const kattn::Registry& reg = kattn::default_registry();
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const auto l2 = static_cast<std::size_t>(prop.l2CacheSize);
+  // One stream for the whole run: the cudnn backend keys its graphs by stream, so a stream per
+  // configuration would only add graph builds.
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+
+  std::vector<Row> rows;
+  auto emit = [&](Row r) {
+    std::printf("%-8s %-8s %-7s B=%-3lld T=%-5lld N=%-2lld H=%-3lld causal=%d  %s\n", r.exp.c_str(),
+                r.impl.c_str(), r.pass.c_str(), (long long)r.s.B, (long long)r.s.T,
+                (long long)r.s.N, (long long)r.s.H, r.s.causal,
+                r.error.empty() ? (num(r.ms * 1e3) + " us  " + num(r.tflops) + " TFLOP/s").c_str()
+                                : ("ERROR " + r.error.substr(0, 160)).c_str());
+    std::fflush(stdout);
+    rows.push_back(std::move(r));
+  };
+  for (const std::string& name : a.impls) {
+    const auto id = kattn::parse_backend(name);
+    const kattn::BackendImpl* impl = id ? reg.find(*id) : nullptr;
+    auto absent = [&](const std::string& exp, const Shape& s, bool bwd) {
+      Row r = make_row(exp, name, bwd, s);
+      r.error = id ? "backend " + name + " is not built into this library"
+                   : "unknown backend name " + name;
+      emit(r);
+    };
+    std::vector<std::pair<std::string, Shape>> shapes;
+    if (has(a.exps, "fa"))
+      for (std::int64_t H : {64, 128})
+        for (std::int64_t T : a.ts)
+          for (bool causal : {false, true})
+            shapes.push_back({"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal}});
+    if (has(a.exps, "codelab"))
+      for (bool causal : {false, true})
+        shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal}});
+    for (const auto& [exp, s] : shapes)
+      for (bool bwd : {false, true}) {
+        if (impl == nullptr)
+          absent(exp, s, bwd);
+        else
+          emit(time_gpu(exp, name, *id, s, bwd, a, l2, stream));
+      }
+    if (has(a.exps, "overhead"))
+      for (bool bwd : {false, true}) {
+        const Shape s{4, 128, 128, 8, 8, 64, false};
+        if (impl == nullptr)
+          absent("overhead", s, bwd);
+        else
+          emit(time_overhead(name, *id, s, bwd, a, l2, stream));
+      }
+  }
+
+  std::ofstream f(a.out);
+  f << "{\"run_id\": " << json_str(a.run_id) << ", \"env\": " << env_json(reg) << ", \"rows\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    f << "  " << rows[i].json() << (i + 1 < rows.size() ? ",\n" : "\n");
+  f << "]}\n";
+  if (!f)
+    std::cerr << "kokkosattn_bench_gpu: could not write " << a.out << "\n";
+  std::printf("wrote %zu rows to %s\n", rows.size(), a.out.c_str());
+  return f ? 0 : 1;
+}

@@ -1,0 +1,108 @@
+#include "gpu_sets.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kokkosattn/half.hpp"
+
+namespace kattn_bench {
+
+void check_cuda(int error, const char* what) {
+  const auto e = static_cast<cudaError_t>(error);
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) {
+  check_cuda(cudaMalloc(&ptr_, bytes), "cudaMalloc");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  (void)cudaFree(ptr_);
+}
+
+namespace {
+
+kattn::Tensor bthd(void* data, std::int64_t B, std::int64_t T, std::int64_t N, std::int64_t H) {
+  return kattn::Tensor::contiguous(data, kattn::DType::bf16, {B, T, N, H},
+                                   kattn::MemorySpace::cuda_device);
+}
+
+// Random bf16 bits from a xorshift generator (the values only need to be ordinary numbers).
+std::vector<std::uint16_t> random_bf16(std::size_t n, std::uint64_t seed) {
+  std::vector<std::uint16_t> v(n);
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& e : v) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const float f = static_cast<float>(x >> 40) / static_cast<float>(1ull << 24) * 4.0f - 2.0f;
+    e = kattn::float_to_bf16(f);
+  }
+  return v;
+}
+
+std::unique_ptr<DeviceBuffer> filled(const std::vector<std::uint16_t>& host, std::size_t count) {
+  auto b = std::make_unique<DeviceBuffer>(count * 2);
+  for (std::size_t off = 0; off < count; off += host.size())
+    check_cuda(cudaMemcpy(static_cast<std::uint16_t*>(b->get()) + off, host.data(),
+                          std::min(host.size(), count - off) * 2, cudaMemcpyHostToDevice),
+               "cudaMemcpy(inputs)");
+  return b;
+}
+
+} // namespace
+
+kattn::ForwardProblem TensorSet::forward(const Shape& s, bool with_lse) const {
+  kattn::ForwardProblem p;
+  p.q = bthd(q->get(), s.B, s.T, s.N, s.H);
+  p.k = bthd(k->get(), s.B, s.S, s.K, s.H);
+  p.v = bthd(v->get(), s.B, s.S, s.K, s.H);
+  p.out = bthd(out->get(), s.B, s.T, s.N, s.H);
+  if (with_lse)
+    p.extras.lse = kattn::Tensor::contiguous(lse->get(), kattn::DType::f32, {s.B, s.N, s.T},
+                                             kattn::MemorySpace::cuda_device);
+  p.options.causal = s.causal;
+  return p;
+}
+
+kattn::BackwardProblem TensorSet::backward(const Shape& s) const {
+  kattn::BackwardProblem b;
+  b.forward = forward(s, true);
+  b.dout = bthd(dout->get(), s.B, s.T, s.N, s.H);
+  b.dq = bthd(dq->get(), s.B, s.T, s.N, s.H);
+  b.dk = bthd(dk->get(), s.B, s.S, s.K, s.H);
+  b.dv = bthd(dv->get(), s.B, s.S, s.K, s.H);
+  return b;
+}
+
+SetRing::SetRing(const Shape& s, bool grads, std::size_t l2_bytes) {
+  const auto nq = static_cast<std::size_t>(s.B * s.T * s.N * s.H);
+  const auto nk = static_cast<std::size_t>(s.B * s.S * s.K * s.H);
+  const auto nl = static_cast<std::size_t>(s.B * s.N * s.T);
+  bytes_per_set_ = 2 * (2 * nq + 2 * nk) + 4 * nl;
+  if (grads)
+    bytes_per_set_ += 2 * (2 * nq + 2 * nk);
+  const std::size_t want = (3 * l2_bytes + bytes_per_set_ - 1) / bytes_per_set_;
+  const std::size_t count = std::clamp<std::size_t>(want, 2, 64);
+  const std::vector<std::uint16_t> host = random_bf16(std::min<std::size_t>(nq, 1 << 22), 7);
+  for (std::size_t i = 0; i < count; ++i) {
+    TensorSet t;
+    t.q = filled(host, nq);
+    t.k = filled(host, nk);
+    t.v = filled(host, nk);
+    t.out = std::make_unique<DeviceBuffer>(nq * 2);
+    t.lse = std::make_unique<DeviceBuffer>(nl * 4);
+    if (grads) {
+      t.dout = filled(host, nq);
+      t.dq = std::make_unique<DeviceBuffer>(nq * 2);
+      t.dk = std::make_unique<DeviceBuffer>(nk * 2);
+      t.dv = std::make_unique<DeviceBuffer>(nk * 2);
+    }
+    sets_.push_back(std::move(t));
+  }
+}
+
+} // namespace kattn_bench

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The GPU benchmark in one go, ON the GPU machine, from the repository root: our backends
+# (kokkosattn_bench_gpu --impl cudnn,cuda) and the peers (benchmarks/peers.py: torch SDPA with
+# each backend forced, then JAX in its own process), one run_id, merged into one results file
+# plus a markdown table (OUT_JSON with .md instead of .json).
+#
+#   scripts/bench-gpu.sh BIN_DIR OUT_JSON [RUN_ID]
+#
+# BIN_DIR holds kokkosattn_bench_gpu and the shared libraries it needs (see docs/cudnn.md);
+# cuDNN and nvrtc come from the torch environment's nvidia/ wheels. Knobs (environment):
+# PYTHON (python with torch and jax), TORCH_BUDGET_S / JAX_BUDGET_S (seconds after which the
+# peer starts no new shape; its remaining rows say so), BENCH_ARGS (extra arguments for
+# kokkosattn_bench_gpu), PEER_ARGS (extra arguments for both peers), BENCH_TMP (folder for the
+# part files; a fresh temporary one by default).
+set -uo pipefail
+BIN=${1:?usage: scripts/bench-gpu.sh BIN_DIR OUT_JSON [RUN_ID]}
+OUT=${2:?usage: scripts/bench-gpu.sh BIN_DIR OUT_JSON [RUN_ID]}
+RUN_ID=${3:-gpu-$(date -u +%Y-%m-%dT%H%M%SZ)}
+PY=${PYTHON:-python3}
+if ! "$PY" -c "import torch" 2>/dev/null && [ -x /opt/torch/.venv/bin/python ]; then
+  PY=/opt/torch/.venv/bin/python
+fi
+NV=$("$PY" -c "import nvidia, os; print(os.path.dirname(nvidia.__path__[0]) + '/nvidia')" 2>/dev/null)
+export LD_LIBRARY_PATH="$BIN:${NV:+$NV/cudnn/lib:$NV/cu13/lib:}${LD_LIBRARY_PATH:-}"
+TMP=${BENCH_TMP:-$(mktemp -d)} # BENCH_TMP: keep the three part files there
+mkdir -p "$TMP"
+echo "bench-gpu: run_id $RUN_ID, python $PY, nvidia libs ${NV:-none}"
+
+"$BIN/kokkosattn_bench_gpu" --impl cudnn,cuda --run-id "$RUN_ID" --out "$TMP/ours.json" \
+  ${BENCH_ARGS:-} || echo "bench-gpu: kokkosattn_bench_gpu exited $?" >&2
+"$PY" benchmarks/peers.py --family torch --impls torch-cudnn,torch-flash,torch-efficient,torch-math \
+  --run-id "$RUN_ID" --out "$TMP/torch.json" --budget-s "${TORCH_BUDGET_S:-150}" ${PEER_ARGS:-} ||
+  echo "bench-gpu: torch peers exited $?" >&2
+XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" benchmarks/peers.py --family jax \
+  --impls jax-cudnn,jax-xla --exps fa,codelab --run-id "$RUN_ID" --out "$TMP/jax.json" \
+  --budget-s "${JAX_BUDGET_S:-45}" ${PEER_ARGS:-} || echo "bench-gpu: jax peers exited $?" >&2
+"$PY" benchmarks/gpu/merge_results.py --run-id "$RUN_ID" --out "$OUT" \
+  --markdown "${OUT%.json}.md" "$TMP/ours.json" "$TMP/torch.json" "$TMP/jax.json"
