@@ -1,0 +1,32 @@
+// The framework-free entry of our CUDA flash-attention kernels: params + stream. Names no CUDA
+// type, so host code compiled by any C++ compiler can include it.
+#pragma once
+
+#include <string>
+
+#include "kattn_cuda/flash_params.hpp"
+
+struct CUstream_st; // cudaStream_t is CUstream_st*
+
+namespace kattn::cuda_kernels {
+
+// Which kernel family runs a problem.
+enum class KernelFamily : std::uint8_t { none, sm80, sm90 };
+
+struct KernelChoice {
+  KernelFamily family = KernelFamily::none;
+  std::string name;   // e.g. "sm90_fwd_bf16_h128" (what the dispatch log prints)
+  std::string reason; // why none, when family == none
+};
+
+// Picks the kernel for `p` on the current device (compute capability read once per device):
+// sm_90 prefers the sm90 family where it supports the problem, else sm80; sm_8x uses sm80.
+// KOKKOSATTN_CUDA_KERNEL=sm80|sm90 forces a family (a forced family that cannot serve the
+// problem gives family none with the reason). Touches no tensor data.
+KernelChoice choose_kernel(const FlashFwdParams& p);
+
+// Enqueues the forward on `stream`. Throws std::runtime_error naming the CUDA error (launch
+// checked with cudaGetLastError) or std::invalid_argument when no kernel serves `p`.
+void flash_fwd(const FlashFwdParams& p, CUstream_st* stream);
+
+} // namespace kattn::cuda_kernels

@@ -1,0 +1,65 @@
+// The one parameter block of our CUDA flash-attention kernels (forward). Plain C++: no CUDA,
+// Kokkos or kokkos-attention core types, so any host code can fill it.
+//
+// Layout (docs/semantics.md): batched q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv],
+// out [B, T, N, Hv], lse f32 [B, N, T]; packed varlen (cu_seqlens_q/k given): q [Tq_total, N, H],
+// k/v [Tk_total, K, H|Hv], out [Tq_total, N, Hv], lse [N, Tq_total] (the batch strides are then
+// unused and the row index is the token index cu_seqlens[b] + i). Strides are in elements; the
+// head-dim stride is 1 for every tensor (the support check requires it).
+#pragma once
+
+#include <cstdint>
+
+namespace kattn::cuda_kernels {
+
+enum class ElemType : std::uint8_t { f16, bf16 };
+
+struct FlashFwdParams {
+  ElemType dtype = ElemType::bf16; // q, k, v and out share it
+
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  float* lse = nullptr; // optional (nullptr = not wanted)
+
+  // Element strides: [batch, row (token), head]; head-dim stride is 1.
+  std::int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
+  std::int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  std::int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
+  std::int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
+  // lse element strides: [batch, head, row]; packed: batch stride unused, row = token index.
+  std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 1;
+
+  int B = 0;  // batch (sequences)
+  int T = 0;  // query length (max over the batch for varlen)
+  int S = 0;  // key length (max over the batch for varlen)
+  int N = 0;  // query heads
+  int K = 0;  // key/value heads; N % K == 0, query head n reads KV head n / (N / K)
+  int H = 0;  // q/k head dim
+  int Hv = 0; // v/out head dim
+
+  // Packed varlen: device i32 [B + 1] token offsets (both or neither), and the packed tensors'
+  // token extents (Tq_total, Tk_total: the first dimension of q and k), which launchers need on
+  // the host (e.g. for TMA descriptors) without reading cu_seqlens back from the device.
+  const int* cu_seqlens_q = nullptr;
+  const int* cu_seqlens_k = nullptr;
+  std::int64_t total_q = 0;
+  std::int64_t total_k = 0;
+  // Padded batches: device i32 [B] valid lengths (each optional; rows i >= q_len give out 0 and
+  // lse -inf, keys j >= k_len are masked).
+  const int* seqlens_q = nullptr;
+  const int* seqlens_k = nullptr;
+
+  float scale = 0.f;   // resolved softmax scale (1/sqrt(H) by default)
+  float softcap = 0.f; // > 0: s = softcap * tanh(s / softcap), applied before masking
+
+  // Resolved inclusive window around the aligned diagonal (causal = right 0), -1 unbounded.
+  // Diagonal: query i is aligned with key i (top-left) or i + k_len - q_len (bottom-right),
+  // with q_len/k_len the per-batch actual lengths.
+  int window_left = -1;
+  int window_right = -1;
+  bool bottom_right = false;
+};
+
+} // namespace kattn::cuda_kernels

@@ -1,0 +1,18 @@
+// Host side of the sm80 family: the launcher each instantiation file compiles for one
+// (element type, head dim), and the names the hooks dispatch on.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "kattn_cuda/flash_params.hpp"
+
+namespace kattn::cuda_kernels::sm80 {
+
+// Defined in launch.cuh; explicitly instantiated once per inst/fwd_<dtype>_h<HD>.cu.
+template <class Elem, int HD>
+void launch(const FlashFwdParams& p, cudaStream_t stream);
+
+// Shared memory (bytes) the kernel for head dim hd needs; 0 for a head dim not instantiated.
+int smem_bytes(int hd);
+
+} // namespace kattn::cuda_kernels::sm80

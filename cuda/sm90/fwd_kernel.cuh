@@ -1,0 +1,65 @@
+// The sm_90a flash-attention forward kernel: a persistent grid of warp-specialised CTAs. One
+// producer thread streams Q/K/V tiles with TMA into a shared-memory ring (mbarrier completion);
+// 2 or 3 consumer warpgroups (64 query rows each) run the wgmma mainloop, taking turns on the
+// tensor cores.
+#pragma once
+
+#include <cstdint>
+
+#include "fwd_config.cuh"
+#include "mainloop.cuh"
+#include "pipeline.cuh"
+#include "producer.cuh"
+#include "ptx.cuh"
+#include "scheduler.cuh"
+
+namespace kattn::cuda_kernels::sm90 {
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_constant__ FwdArgs a) {
+  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+  const std::uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) {
+    prefetch_tma_map(&a.tma_q);
+    prefetch_tma_map(&a.tma_k);
+    prefetch_tma_map(&a.tma_v);
+    Ring<Cfg>{smem + Cfg::kOffBar}.init();
+  }
+  __syncthreads();
+
+  int it = 0;      // K/V block iterations so far (ring position)
+  int q_count = 0; // Q loads so far
+  const int cta = static_cast<int>(blockIdx.x);
+  const int grid = static_cast<int>(gridDim.x);
+  const int wg = tid / 128;
+  if (wg == 0) {
+    regs_dealloc<Cfg::kProducerRegs>();
+    if (tid == 0) {
+      for (int r = 0; r * grid < a.num_tiles; ++r) {
+        const int idx = tile_index(r, cta, grid);
+        if (idx >= a.num_tiles) {
+          continue;
+        }
+        const TileWork w = tile_work<Cfg>(a, idx);
+        if (w.n_iter() > 0) {
+          produce_tile<Cfg>(a, smem, w, it, q_count);
+        }
+      }
+    }
+  } else {
+    regs_alloc<Cfg::kConsumerRegs>();
+    for (int r = 0; r * grid < a.num_tiles; ++r) {
+      const int idx = tile_index(r, cta, grid);
+      if (idx >= a.num_tiles) {
+        continue;
+      }
+      const TileWork w = tile_work<Cfg>(a, idx);
+      if (!w.skip) {
+        consume_tile<Cfg>(a, smem, w, wg - 1, it, q_count);
+      }
+    }
+  }
+}
+
+} // namespace kattn::cuda_kernels::sm90

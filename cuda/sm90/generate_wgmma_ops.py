@@ -1,0 +1,57 @@
+# Generates cuda/sm90/wgmma_ops.cuh (then clang-format it); the generated file is committed.
+# Usage: python3 cuda/sm90/generate_wgmma_ops.py
+import os
+def regs(a, b): return ", ".join(f"%{i}" for i in range(a, b))
+out = []
+out.append('''// wgmma.mma_async wrappers for the shapes the sm90 forward uses (fp32 accumulators).
+// Accumulator layout (m64nN): thread t of the warpgroup owns rows 16*(t/32) + (t%32)/4 (+8) and
+// columns 8*j + 2*(t%4) + {0,1}; d[4j+0..1] row r, d[4j+2..3] row r+8. Written out in full
+// because inline asm cannot loop over operands.
+#pragma once
+
+#include <cstdint>
+
+namespace kattn::cuda_kernels::sm90 {
+
+// D (+)= A * B^T, A and B K-major in shared memory (descriptors). scale_d == 0 overwrites D.
+template <int N, bool kBf16> struct WgmmaSS;
+// D (+)= A * B, A from registers (4 x b32 per k16 step), B N-major ("transposed") in shared memory.
+template <int N, bool kBf16> struct WgmmaRS;
+''')
+for n in (64, 128, 176, 192):
+    nd = n // 2
+    for bf in (True, False):
+        t = "bf16" if bf else "f16"
+        dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+        out.append(f'''template <> struct WgmmaSS<{n}, {"true" if bf else "false"}> {{
+  static __device__ __forceinline__ void run(float (&d)[{nd}], std::uint64_t da, std::uint64_t db,
+                                             int scale_d) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, 0, 0;\\n}}\\n"
+                 : {dl}
+                 : "l"(da), "l"(db), "r"(scale_d));
+  }}
+  // D = A * B^T with D write-only: no false dependency on D's old values.
+  static __device__ __forceinline__ void run_zero(float (&d)[{nd}], std::uint64_t da,
+                                                  std::uint64_t db) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, 0, 0;\\n}}\\n"
+                 : {dl.replace('"+f"', '"=f"')}
+                 : "l"(da), "l"(db), "r"(0));
+  }}
+}};
+template <> struct WgmmaRS<{n}, {"true" if bf else "false"}> {{
+  static __device__ __forceinline__ void run(float (&d)[{nd}], const std::uint32_t (&a)[4],
+                                             std::uint64_t db, int scale_d) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1, 1;\\n}}\\n"
+                 : {dl}
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  }}
+}};
+''')
+out.append("} // namespace kattn::cuda_kernels::sm90\n")
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "wgmma_ops.cuh"), "w").write("\n".join(out))

@@ -1,0 +1,24 @@
+// Host helpers shared by the sm90 launchers (defined in sm90_fwd.cu).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace kattn::cuda_kernels::sm90 {
+
+// Throws std::runtime_error naming `what` and the CUDA error.
+void check_cuda(cudaError_t e, const char* what);
+// 4-d bf16/fp16 tensor map (cols, rows, heads, batches; strides in elements) with 128-byte
+// swizzle and a (64, box_rows, 1, 1) box; cuTensorMapEncodeTiled via the runtime's entry point.
+CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,
+                          std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
+                          std::int64_t head_stride, std::int64_t batch_stride,
+                          std::uint32_t box_rows);
+// Multiprocessors of the current device.
+int multiprocessor_count();
+// Packed varlen: total tokens (cu_seqlens[batch]), read back from the device (synchronises).
+int packed_total(const int* cu_seqlens, int batch, cudaStream_t stream);
+
+} // namespace kattn::cuda_kernels::sm90

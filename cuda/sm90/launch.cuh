@@ -1,0 +1,72 @@
+// Host side of the sm90 forward: TMA descriptors, launch shape, kernel launch. Included only
+// by the per-type/head-dim instantiation files.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "fwd_config.cuh"
+#include "fwd_kernel.cuh"
+#include "host_utils.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+template <class Cfg>
+void launch_fwd(const FlashFwdParams& p, cudaStream_t stream) {
+  if (p.B == 0 || p.T == 0 || p.N == 0) {
+    return;
+  }
+  FwdArgs a{};
+  a.p = p;
+  const bool packed = p.cu_seqlens_q != nullptr;
+  // A tensor map needs extents >= 1; with no keys (S == 0) nothing is ever loaded.
+  // Packed: the tensors' token extents when the caller gave them (the cuda backend always
+  // does), else cu_seqlens[B] read back from the device (synchronises the stream).
+  const auto rows = [&](std::int64_t total, const int* cu, int dense) -> std::uint64_t {
+    if (!packed)
+      return static_cast<std::uint64_t>(std::max(dense, 1));
+    const std::int64_t n = total > 0 ? total : packed_total(cu, p.B, stream);
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(n, 1));
+  };
+  const std::uint64_t q_rows = rows(p.total_q, p.cu_seqlens_q, p.T);
+  const std::uint64_t k_rows = rows(p.total_k, p.cu_seqlens_k, p.S);
+  const std::uint64_t batches = packed ? 1 : p.B;
+  a.tma_q = make_tile_map(p.q, Cfg::kBf16, Cfg::kHeadDim, q_rows, p.N, batches, p.q_row_stride,
+                          p.q_head_stride, p.q_batch_stride, Cfg::kBlockM);
+  a.tma_k = make_tile_map(p.k, Cfg::kBf16, Cfg::kHeadDim, k_rows, p.K, batches, p.k_row_stride,
+                          p.k_head_stride, p.k_batch_stride, Cfg::kBlockN);
+  a.tma_v = make_tile_map(p.v, Cfg::kBf16, Cfg::kHeadDim, k_rows, p.K, batches, p.v_row_stride,
+                          p.v_head_stride, p.v_batch_stride, Cfg::kBlockN);
+  a.num_m_blocks = (p.T + Cfg::kBlockM - 1) / Cfg::kBlockM;
+  a.num_tiles = a.num_m_blocks * p.B * p.N;
+  constexpr float kLog2e = 1.4426950408889634f;
+  a.softcap_mul = p.softcap;
+  a.score_scale = p.softcap > 0.f ? p.scale / p.softcap : p.scale;
+  a.softmax_log2 = p.softcap > 0.f ? kLog2e : p.scale * kLog2e;
+
+  auto* kernel = &fwd_kernel<Cfg>;
+  // The shared-memory opt-in is per device: set it once per device id (a bit each).
+  static std::atomic<std::uint64_t> smem_set{0};
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  const std::uint64_t bit = dev >= 0 && dev < 64 ? std::uint64_t{1} << dev : 0;
+  if (bit == 0 || (smem_set.load(std::memory_order_acquire) & bit) == 0) {
+    check_cuda(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes),
+        "cudaFuncSetAttribute(sm90 fwd smem)");
+    smem_set.fetch_or(bit, std::memory_order_release);
+  }
+  // Persistent: one CTA per SM (the shared-memory ring allows no second one).
+  const dim3 grid(static_cast<unsigned>(std::min(a.num_tiles, multiprocessor_count())));
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+  check_cuda(cudaGetLastError(), "sm90 fwd launch");
+}
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,173 @@
+// The sm90 family's hooks (support check, name, dispatch) and the host helpers its launcher
+// shares across instantiations.
+#include "sm90_fwd.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "host_utils.hpp"
+#include "inst/instances.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
+  }
+}
+
+namespace {
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                   const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                   const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiledFn encode_tiled() {
+  static EncodeTiledFn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    check_cuda(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+                                                cudaEnableDefault, &q),
+               "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)");
+    if (q != cudaDriverEntryPointSuccess || f == nullptr) {
+      throw std::runtime_error("sm90: driver has no cuTensorMapEncodeTiled");
+    }
+    return reinterpret_cast<EncodeTiledFn>(f);
+  }();
+  return fn;
+}
+
+bool aligned16(const void* ptr) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+}
+
+// TMA needs 16-byte aligned strides; a stride of a size-1 dimension is never used.
+bool stride_ok(std::int64_t s, std::int64_t extent) {
+  return extent <= 1 || (s > 0 && s % 8 == 0);
+}
+
+} // namespace
+
+CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,
+                          std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
+                          std::int64_t head_stride, std::int64_t batch_stride,
+                          std::uint32_t box_rows) {
+  CUtensorMap map{};
+  const auto bytes = [](std::int64_t s, std::uint64_t extent) -> cuuint64_t {
+    // Unused strides (extent 1) still have to be valid: any positive multiple of 16.
+    return extent <= 1 || s <= 0 ? 16 : static_cast<cuuint64_t>(s) * 2;
+  };
+  const cuuint64_t dims[4] = {cols, rows, heads, batches};
+  const cuuint64_t strides[3] = {bytes(row_stride, rows), bytes(head_stride, heads),
+                                 bytes(batch_stride, batches)};
+  const cuuint32_t box[4] = {64, box_rows, 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode_tiled()(
+      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+      const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("sm90: cuTensorMapEncodeTiled failed (CUresult " +
+                             std::to_string(static_cast<int>(r)) + ")");
+  }
+  return map;
+}
+
+int multiprocessor_count() {
+  // Cached per device id (read on first use).
+  static std::array<std::atomic<int>, 64> cache{};
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  const bool cached = dev >= 0 && dev < 64;
+  if (cached && cache[static_cast<std::size_t>(dev)].load() > 0) {
+    return cache[static_cast<std::size_t>(dev)].load();
+  }
+  int count = 0;
+  check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev),
+             "cudaDeviceGetAttribute(multiprocessor count)");
+  if (cached) {
+    cache[static_cast<std::size_t>(dev)].store(count);
+  }
+  return count;
+}
+
+int packed_total(const int* cu_seqlens, int batch, cudaStream_t stream) {
+  int total = 0;
+  check_cuda(
+      cudaMemcpyAsync(&total, cu_seqlens + batch, sizeof(int), cudaMemcpyDeviceToHost, stream),
+      "cudaMemcpyAsync(cu_seqlens total)");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(cu_seqlens total)");
+  return total;
+}
+
+std::string unsupported_reason(const FlashFwdParams& p) {
+  int dev = 0;
+  int major = 0;
+  int minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    return "sm90 kernels: no usable CUDA device";
+  }
+  if (major != 9 || minor != 0) {
+    return "sm90 kernels need compute capability 9.0 (device has " + std::to_string(major) + "." +
+           std::to_string(minor) + ")";
+  }
+  if (p.H != p.Hv) {
+    return "sm90 kernels need equal q/k and v head dims (got H " + std::to_string(p.H) + ", Hv " +
+           std::to_string(p.Hv) + ")";
+  }
+  if (p.H != 64 && p.H != 128) {
+    return "head dim " + std::to_string(p.H) + ": sm90 kernels exist for 64 and 128";
+  }
+  if (p.K <= 0 || p.N % p.K != 0) {
+    return "sm90 kernels need N % K == 0 (got N " + std::to_string(p.N) + ", K " +
+           std::to_string(p.K) + ")";
+  }
+  if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
+    return "sm90 kernels need both cu_seqlens_q and cu_seqlens_k or neither";
+  }
+  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.out)) {
+    return "sm90 kernels (TMA) need 16-byte aligned q, k, v and out pointers";
+  }
+  const bool packed = p.cu_seqlens_q != nullptr;
+  const std::int64_t nb = packed ? 1 : p.B;
+  const bool strides_ok = stride_ok(p.q_row_stride, 2) && stride_ok(p.q_head_stride, p.N) &&
+                          stride_ok(p.q_batch_stride, nb) && stride_ok(p.k_row_stride, 2) &&
+                          stride_ok(p.k_head_stride, p.K) && stride_ok(p.k_batch_stride, nb) &&
+                          stride_ok(p.v_row_stride, 2) && stride_ok(p.v_head_stride, p.K) &&
+                          stride_ok(p.v_batch_stride, nb) && p.o_row_stride % 2 == 0 &&
+                          p.o_head_stride % 2 == 0 && p.o_batch_stride % 2 == 0;
+  if (!strides_ok) {
+    return "sm90 kernels (TMA) need q/k/v strides that are positive multiples of 8 elements";
+  }
+  return {};
+}
+
+std::string kernel_name(const FlashFwdParams& p) {
+  return std::string("sm90_fwd_") + (p.dtype == ElemType::bf16 ? "bf16" : "f16") + "_h" +
+         std::to_string(p.H);
+}
+
+void run(const FlashFwdParams& p, CUstream_st* stream) {
+  const bool bf16 = p.dtype == ElemType::bf16;
+  if (p.H == 64) {
+    bf16 ? launch_bf16_h64(p, stream) : launch_f16_h64(p, stream);
+  } else if (p.H == 128) {
+    bf16 ? launch_bf16_h128(p, stream) : launch_f16_h128(p, stream);
+  } else {
+    throw std::invalid_argument("sm90::run: " + kernel_name(p) + " is not instantiated");
+  }
+}
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,94 @@
+// Online softmax over one wgmma accumulator tile (fp32, log2 domain). Each thread holds two
+// rows (r and r + 8) of the warpgroup's 64; the four threads of a quad share a row.
+#pragma once
+
+#include <cmath>
+
+#include "ptx.cuh"
+#include "seq_mask.cuh"
+
+namespace kattn::cuda_kernels::sm90 {
+
+// softcap * tanh(scale * s / softcap), in place.
+template <int kRegs>
+__device__ __forceinline__ void apply_softcap(float (&s)[kRegs], float pre, float cap) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) {
+    s[i] = cap * tanh_approx(s[i] * pre);
+  }
+}
+
+// Sets masked scores to -inf. col0: this thread's first column in the tile (absolute key).
+template <int kRegs>
+__device__ __forceinline__ void apply_mask(float (&s)[kRegs], int col0, KeyRange r0, KeyRange r1) {
+#pragma unroll
+  for (int j = 0; j < kRegs / 4; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int col = col0 + 8 * j + e;
+      if (col < r0.lo || col >= r0.hi) {
+        s[4 * j + e] = -INFINITY;
+      }
+      if (col < r1.lo || col >= r1.hi) {
+        s[4 * j + 2 + e] = -INFINITY;
+      }
+    }
+  }
+}
+
+struct OnlineSoftmax {
+  float row_max[2] = {-INFINITY, -INFINITY}; // in score units
+  float row_sum[2] = {0.f, 0.f};             // this thread's partial sums (quad-reduced at end)
+
+  // Turns scores into unnormalised probabilities; returns the factor the running output rows
+  // must be multiplied by. log2_mul: score -> log2 units.
+  template <int kRegs>
+  __device__ __forceinline__ void step(float (&s)[kRegs], float log2_mul, float (&corr)[2]) {
+    float mx[2] = {row_max[0], row_max[1]};
+#pragma unroll
+    for (int j = 0; j < kRegs / 4; ++j) {
+      mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
+      mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    }
+    float base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // A row with nothing visible yet keeps max -inf: subtract 0 so exp2 gives 0, never NaN.
+      const float use = mx[r] == -INFINITY ? 0.f : mx[r];
+      corr[r] = exp2_approx((row_max[r] - use) * log2_mul);
+      row_max[r] = mx[r];
+      base[r] = use * log2_mul;
+      row_sum[r] *= corr[r];
+    }
+#pragma unroll
+    for (int j = 0; j < kRegs / 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[4 * j + e] = exp2_approx(fmaf(s[4 * j + e], log2_mul, -base[0]));
+        s[4 * j + 2 + e] = exp2_approx(fmaf(s[4 * j + 2 + e], log2_mul, -base[1]));
+        row_sum[0] += s[4 * j + e];
+        row_sum[1] += s[4 * j + 2 + e];
+      }
+    }
+  }
+
+  // Quad-reduces the sums. Returns 1/sum (0 for an empty row) and the natural-log LSE.
+  __device__ __forceinline__ void finish(float log2_mul, float (&inv)[2], float (&lse)[2]) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const bool empty = !(sum > 0.f) || row_max[r] == -INFINITY;
+      inv[r] = empty ? 0.f : 1.f / sum;
+      lse[r] = empty ? -INFINITY : row_max[r] * log2_mul * 0.6931471805599453f + logf(sum);
+    }
+  }
+};
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,127 @@
+// The framework-free entry of our CUDA kernels: picks the family for the current device
+// (compute capability read once per device) and enqueues the forward.
+#include "kattn_cuda/flash_fwd.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "sm80/sm80_fwd.hpp"
+#ifdef KATTN_HAVE_SM90
+#include "sm90/sm90_fwd.hpp"
+#endif
+
+namespace kattn::cuda_kernels {
+namespace {
+
+// Compute capability (major * 10 + minor) of the current device; sets `why` on failure.
+int current_cc(std::string& why) {
+  static std::mutex m;
+  static std::unordered_map<int, int> cache;
+  int dev = 0;
+  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) {
+    why = std::string("no usable CUDA device (cudaGetDevice: ") + cudaGetErrorName(e) + ")";
+    return 0;
+  }
+  const std::lock_guard<std::mutex> lock(m);
+  if (auto it = cache.find(dev); it != cache.end())
+    return it->second;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    why = "cannot read the compute capability of device " + std::to_string(dev);
+    return 0;
+  }
+  return cache[dev] = major * 10 + minor;
+}
+
+std::string sm90_reason(const FlashFwdParams& p, int cc) {
+#ifdef KATTN_HAVE_SM90
+  if (cc != 90)
+    return "sm90 kernels need compute capability 9.0 (sm_90a), got " + std::to_string(cc / 10) +
+           "." + std::to_string(cc % 10);
+  return sm90::unsupported_reason(p);
+#else
+  (void)p;
+  (void)cc;
+  return "sm90 kernels not built in this library";
+#endif
+}
+
+std::string sm80_reason(const FlashFwdParams& p, int cc) {
+  // sm_80/sm_90 SASS plus PTX (JIT-compiled on newer devices): anything from 8.0 up.
+  if (cc < 80)
+    return "sm80 kernels need compute capability >= 8.0 (mma.sync bf16, cp.async), got " +
+           std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+  return sm80::unsupported_reason(p);
+}
+
+KernelChoice none(std::string why) {
+  KernelChoice c;
+  c.reason = std::move(why);
+  return c;
+}
+
+KernelChoice pick(KernelFamily f, const FlashFwdParams& p) {
+  KernelChoice c;
+  c.family = f;
+#ifdef KATTN_HAVE_SM90
+  c.name = f == KernelFamily::sm90 ? sm90::kernel_name(p) : sm80::kernel_name(p);
+#else
+  c.name = sm80::kernel_name(p);
+#endif
+  return c;
+}
+
+} // namespace
+
+KernelChoice choose_kernel(const FlashFwdParams& p) {
+  std::string why;
+  const int cc = current_cc(why);
+  if (cc == 0)
+    return none(why);
+  const char* env = std::getenv("KOKKOSATTN_CUDA_KERNEL");
+  const std::string forced = env ? env : "";
+  if (!forced.empty() && forced != "sm80" && forced != "sm90")
+    return none("KOKKOSATTN_CUDA_KERNEL=" + forced + ": expected sm80 or sm90");
+  if (forced != "sm80") {
+    const std::string r90 = sm90_reason(p, cc);
+    if (r90.empty())
+      return pick(KernelFamily::sm90, p);
+    if (forced == "sm90")
+      return none("sm90 (forced by KOKKOSATTN_CUDA_KERNEL): " + r90);
+    const std::string r80 = sm80_reason(p, cc);
+    if (r80.empty())
+      return pick(KernelFamily::sm80, p);
+    return none("sm90: " + r90 + "; sm80: " + r80);
+  }
+  const std::string r80 = sm80_reason(p, cc);
+  if (r80.empty())
+    return pick(KernelFamily::sm80, p);
+  return none("sm80 (forced by KOKKOSATTN_CUDA_KERNEL): " + r80);
+}
+
+void flash_fwd(const FlashFwdParams& p, CUstream_st* stream) {
+  const KernelChoice c = choose_kernel(p);
+  switch (c.family) {
+  case KernelFamily::sm80:
+    sm80::run(p, stream);
+    return;
+  case KernelFamily::sm90:
+#ifdef KATTN_HAVE_SM90
+    sm90::run(p, stream);
+    return;
+#else
+    break;
+#endif
+  case KernelFamily::none:
+    break;
+  }
+  throw std::invalid_argument("no CUDA flash kernel serves this problem: " + c.reason);
+}
+
+} // namespace kattn::cuda_kernels

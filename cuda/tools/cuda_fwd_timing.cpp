@@ -1,0 +1,167 @@
+// Times our CUDA flash forward (the framework-free entry, no dispatch overhead) on the FA sweep
+// shapes: 16k tokens (B = 16384 / T), hidden 2048 (N = 2048 / H), bf16. CUDA events around
+// each launch; median of the repeats after warm-up. TFLOP/s = 4 * B * N * T * S * H, halved
+// for causal. KOKKOSATTN_CUDA_KERNEL=sm80|sm90 picks the family as in the library.
+//
+// usage: kokkosattn_cuda_timing [--repeats R] [--T 1024,4096,8192] [--H 64,128] [--f16]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kattn_cuda/flash_fwd.hpp"
+
+namespace {
+
+using kattn::cuda_kernels::ElemType;
+using kattn::cuda_kernels::FlashFwdParams;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    v.push_back(std::atoi(item.c_str()));
+  return v;
+}
+
+// bf16 / f16 bits of N(0,1)-ish values (sum of uniforms), from a fixed LCG: fast for 100 MB.
+std::vector<std::uint16_t> random_bits(std::size_t n, bool f16, std::uint64_t seed) {
+  std::vector<std::uint16_t> out(n);
+  std::uint64_t x = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    float v = 0.f;
+    for (int k = 0; k < 4; ++k) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      v += static_cast<float>(x >> 40) / static_cast<float>(1ull << 24) - 0.5f;
+    }
+    v *= 1.7f;
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &v, 4);
+    if (f16) { // values are |v| < 4: normal halves; truncate the mantissa
+      const std::uint32_t sign = (bits >> 16) & 0x8000u;
+      const int e = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+      out[i] = e <= 0 ? static_cast<std::uint16_t>(sign)
+                      : static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(e) << 10) |
+                                                   ((bits >> 13) & 0x3ffu));
+    } else {
+      out[i] = static_cast<std::uint16_t>(bits >> 16);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 20;
+  std::vector<int> Ts = {1024, 4096, 8192}, Hs = {64, 128};
+  bool f16 = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc)
+      repeats = std::atoi(argv[++i]);
+    else if (a == "--T" && i + 1 < argc)
+      Ts = parse_list(argv[++i]);
+    else if (a == "--H" && i + 1 < argc)
+      Hs = parse_list(argv[++i]);
+    else if (a == "--f16")
+      f16 = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--repeats R] [--T list] [--H list] [--f16]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    int dev_count = 0;
+    if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
+      std::printf("SKIPPED: no CUDA GPU\n");
+      return 77;
+    }
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    std::printf("# %s (sm_%d%d); %s; median of %d after 3 warm-ups; TFLOP/s = 4*B*N*T*S*H "
+                "(causal halved)\n",
+                prop.name, prop.major, prop.minor, f16 ? "f16" : "bf16", repeats);
+    std::printf("%-24s %6s %6s %4s %4s %4s %6s %10s %9s\n", "kernel", "B", "T", "N", "H", "caus",
+                "", "ms", "TFLOP/s");
+    const std::size_t tokens = 16384, hidden = 2048;
+    const std::size_t elems = tokens * hidden;
+    void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+    float* lse = nullptr;
+    for (void** p : {&q, &k, &v, &o})
+      check(cudaMalloc(p, elems * 2), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&lse), tokens * 64 * sizeof(float)), "cudaMalloc");
+    std::uint64_t seed = 1;
+    for (void* p : {q, k, v}) {
+      const auto h = random_bits(elems, f16, seed++);
+      check(cudaMemcpy(p, h.data(), elems * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    cudaEvent_t e0, e1;
+    check(cudaEventCreate(&e0), "cudaEventCreate");
+    check(cudaEventCreate(&e1), "cudaEventCreate");
+    for (int H : Hs)
+      for (int T : Ts)
+        for (bool causal : {false, true}) {
+          FlashFwdParams p;
+          p.dtype = f16 ? ElemType::f16 : ElemType::bf16;
+          p.B = static_cast<int>(tokens) / T;
+          p.T = p.S = T;
+          p.N = p.K = static_cast<int>(hidden) / H;
+          p.H = p.Hv = H;
+          p.q = q, p.k = k, p.v = v, p.out = o, p.lse = lse;
+          const std::int64_t row = static_cast<std::int64_t>(hidden);
+          p.q_row_stride = p.k_row_stride = p.v_row_stride = p.o_row_stride = row;
+          p.q_head_stride = p.k_head_stride = p.v_head_stride = p.o_head_stride = H;
+          p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = row * T;
+          p.lse_batch_stride = static_cast<std::int64_t>(p.N) * T;
+          p.lse_head_stride = T;
+          p.lse_row_stride = 1;
+          p.scale = 1.f / std::sqrt(static_cast<float>(H));
+          p.window_right = causal ? 0 : -1;
+          const auto choice = kattn::cuda_kernels::choose_kernel(p);
+          if (choice.family == kattn::cuda_kernels::KernelFamily::none) {
+            std::printf("T=%d H=%d causal=%d: no kernel: %s\n", T, H, causal,
+                        choice.reason.c_str());
+            continue;
+          }
+          std::vector<float> ms;
+          for (int r = 0; r < repeats + 3; ++r) {
+            check(cudaEventRecord(e0), "cudaEventRecord");
+            kattn::cuda_kernels::flash_fwd(p, nullptr);
+            check(cudaEventRecord(e1), "cudaEventRecord");
+            check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+            float t = 0;
+            check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+            if (r >= 3)
+              ms.push_back(t);
+          }
+          std::sort(ms.begin(), ms.end());
+          const double med = ms[ms.size() / 2];
+          const double flops =
+              4.0 * p.B * p.N * static_cast<double>(T) * T * H * (causal ? 0.5 : 1.0);
+          std::printf("%-24s %6d %6d %4d %4d %4d %6s %10.4f %9.1f\n", choice.name.c_str(), p.B, T,
+                      p.N, H, causal ? 1 : 0, "", med, flops / (med * 1e-3) / 1e12);
+        }
+    for (void* p : {q, k, v, o})
+      check(cudaFree(p), "cudaFree");
+    check(cudaFree(lse), "cudaFree");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

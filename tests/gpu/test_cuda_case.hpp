@@ -1,0 +1,194 @@
+// Test helper: one forward case through the `cuda` backend (our flash kernels) end to end.
+// Random low-precision inputs on the host, the f64 reference on the SAME rounded values,
+// NaN-poisoned device outputs, the backend forced through the dispatcher with the kernel
+// family forced by KOKKOSATTN_CUDA_KERNEL, results copied back and compared.
+//
+// Tolerance (BRIEF.md's rule, max|out - ref| <= 2 * max|same_precision - ref| + atol):
+// * the same-precision baseline is the exact result rounded to the output dtype (the best a
+//   bf16/f16 kernel can return): max|round(ref) - ref|;
+// * atol covers what a flash kernel adds: P = exp(s - m) is rounded to the input dtype before
+//   P.V (|error| <= u * sum_j p_j |v_j| <= u * max|v|; we allow 2u * max|v|), plus fp32
+//   accumulation and the fast exp2/tanh (relative ~1e-6, far below u * max|v|).
+// LSE: fp32 from exact products with fp32 accumulation over H terms and a fp32 log; 1e-3
+// absolute plus 1e-5 relative to max|lse| (outlier inputs give |lse| in the hundreds) still
+// catches log2-vs-ln (factor 1.44), a missing scale or a wrong mask.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "backend/cuda_backend.hpp"
+#include "common/reference_problem.hpp"
+#include "gpu/device_buffer.hpp"
+#include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/errors.hpp"
+
+namespace kattn::test {
+
+// Sets an environment variable for a scope (the family switch KOKKOSATTN_CUDA_KERNEL).
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+struct CudaResult {
+  bool supported = false;
+  std::string reason; // the backend's reason when not supported
+  std::string kernel; // the kernel choose_kernel named
+  double err_out = 0, tol_out = 0, err_lse = 0, tol_lse = 0;
+  bool out_finite = false;
+  bool out_all_nan = false; // untouched since poisoning
+  std::vector<double> out, ref_out, lse, ref_lse;
+};
+
+inline double cuda_unit_roundoff(DType t) {
+  return t == DType::f16 ? 0x1p-11 : 0x1p-8;
+}
+
+inline double cuda_round_to(DType t, double x) {
+  HostTensor h(t, {1});
+  h.set(0, x);
+  return h.get(0);
+}
+
+inline double cuda_max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v)
+    if (std::isfinite(x))
+      m = std::max(m, std::abs(x));
+  return m;
+}
+
+inline std::string cuda_spec_string(const Spec& s) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s B=%lld T=%lld S=%lld N=%lld K=%lld H=%lld causal=%d window=(%lld,%lld) %s "
+                "softcap=%g lse=%d heads_major=%d packed=%d padded=%d outliers=%d",
+                std::string(to_string(s.dtype)).c_str(), (long long)s.B, (long long)s.T,
+                (long long)s.S, (long long)s.N, (long long)s.K, (long long)s.H, s.opt.causal,
+                (long long)s.opt.window_left, (long long)s.opt.window_right,
+                s.opt.alignment == Alignment::bottom_right ? "bottom_right" : "top_left",
+                s.opt.softcap, s.lse, s.heads_major, s.packed,
+                !s.packed && (!s.q_lens.empty() || !s.k_lens.empty()), s.outliers);
+  return buf;
+}
+
+// Runs `spec` (bf16/f16) through the forced cuda backend with kernel family `family` ("sm80",
+// "sm90", or nullptr for the library's own choice). `stream` is the ExecContext's.
+inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* stream = nullptr) {
+  spec.opt.backend = Backend::cuda;
+  Attn low(spec); // inputs rounded to the low precision
+  Spec s64 = low.spec;
+  s64.dtype = DType::f64;
+  Attn ref(s64);
+  write_logical(ref.q.view, read_logical(low.q.view));
+  write_logical(ref.k.view, read_logical(low.k.view));
+  write_logical(ref.v.view, read_logical(low.v.view));
+  ref.forward();
+
+  poison(low.out.view);
+  poison(low.lse.view());
+  DeviceCopy q(low.q.view), k(low.k.view), v(low.v.view), out(low.out.view), lse(low.lse.view()),
+      sq(low.seqlens_q.view()), sk(low.seqlens_k.view()), cq(low.cu_q.view()), ck(low.cu_k.view()),
+      bias(low.bias.view()), mask(low.mask.view()), slopes(low.slopes.view());
+  ForwardProblem p = low.forward_problem();
+  p.q = q.view(), p.k = k.view(), p.v = v.view(), p.out = out.view();
+  p.extras.lse = lse.view();
+  p.extras.seqlens_q = sq.view(), p.extras.seqlens_k = sk.view();
+  p.extras.cu_seqlens_q = cq.view(), p.extras.cu_seqlens_k = ck.view();
+  // Options the backend refuses still travel in device memory, so the refusal (and not the
+  // validator's memory-space rule) is what the support tests see.
+  p.extras.bias = bias.view(), p.extras.mask = mask.view();
+  p.extras.alibi_slopes = slopes.view();
+  if (low.spec.packed) { // device-resident cu_seqlens need the maxima
+    p.extras.max_seqlen_q = low.spec.T;
+    p.extras.max_seqlen_k = low.spec.S;
+  }
+
+  CudaResult r;
+  ScopedEnv env("KOKKOSATTN_CUDA_KERNEL", family);
+  ExecContext x;
+  x.device = Device::cuda;
+  x.stream = stream;
+  try {
+    std::string why;
+    r.kernel = kattn::cuda::kernel_for(p, &why);
+    run_forward(default_registry(), p, x);
+    r.supported = true;
+  } catch (const Unsupported& e) {
+    r.reason = e.what();
+  }
+  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
+  out.download();
+  lse.download();
+
+  r.out = read_logical(low.out.view);
+  r.ref_out = ref.out_values();
+  r.out_finite = all_finite(r.out);
+  r.out_all_nan = std::all_of(r.out.begin(), r.out.end(), [](double g) { return std::isnan(g); });
+  const double u = cuda_unit_roundoff(spec.dtype);
+  double baseline = 0;
+  for (double x_ref : r.ref_out)
+    baseline = std::max(baseline, std::abs(cuda_round_to(spec.dtype, x_ref) - x_ref));
+  r.err_out = max_abs_diff(r.out, r.ref_out);
+  r.tol_out = 2 * baseline + 2 * u * cuda_max_abs(read_logical(ref.v.view)) + 1e-6;
+  if (spec.lse) {
+    r.lse = low.lse_values();
+    r.ref_lse = ref.lse_values();
+    r.err_lse = max_abs_diff(r.lse, r.ref_lse);
+    r.tol_lse = 1e-3 + 1e-5 * cuda_max_abs(r.ref_lse);
+  }
+  const std::string fam = family ? family : "auto";
+  MESSAGE(cuda_spec_string(spec) << " [" << fam << ": " << r.kernel << "]"
+                                 << (r.supported ? "" : "  UNSUPPORTED: " + r.reason)
+                                 << "  out err " << r.err_out << " (tol " << r.tol_out << ")"
+                                 << "  lse err " << r.err_lse << " (tol " << r.tol_lse << ")");
+  return r;
+}
+
+// The usual verdict: supported by the family, every output written, within tolerance.
+inline CudaResult cuda_matches(const Spec& spec, const char* family = "sm80",
+                               void* stream = nullptr) {
+  CudaResult r = run_cuda_case(spec, family, stream);
+  INFO(cuda_spec_string(spec));
+  INFO("reason: " << r.reason);
+  REQUIRE(r.supported);
+  if (family)
+    CHECK(r.kernel.rfind(family, 0) == 0);
+  CHECK(r.out_finite);
+  CHECK(r.err_out <= r.tol_out);
+  if (spec.lse)
+    CHECK(r.err_lse <= r.tol_lse);
+  return r;
+}
+
+} // namespace kattn::test

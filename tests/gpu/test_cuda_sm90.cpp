@@ -1,0 +1,130 @@
+// The cuda backend's sm90 family (wgmma + TMA, cuda/sm90/) forced, on a compute capability 9.0
+// GPU, against the f64 reference (tolerances: test_cuda_case.hpp). The same option matrix as
+// test_cuda_forward.cpp (sm80), restricted to the head dims sm90 serves (64, 128).
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <random>
+#include <utility>
+
+#include "gpu/test_cuda_case.hpp"
+
+namespace {
+
+using kattn::Alignment;
+using kattn::DType;
+using kattn::test::cuda_matches;
+using kattn::test::Spec;
+
+bool on_sm90() {
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return false;
+  return major == 9;
+}
+
+#define KATTN_REQUIRE_SM90()                                                                       \
+  if (!on_sm90()) {                                                                                \
+    MESSAGE("not a compute capability 9.0 GPU: sm90 kernels not run");                             \
+    return;                                                                                        \
+  }
+
+Spec make(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t K,
+          std::int64_t H) {
+  Spec s;
+  s.dtype = t;
+  s.B = B, s.T = T, s.S = S, s.N = N, s.K = K, s.H = H, s.Hv = H;
+  s.seed = static_cast<std::uint64_t>(T * 131 + S * 7 + H + N + 90);
+  return s;
+}
+
+Spec causal(Spec s, Alignment a) {
+  s.opt.causal = true;
+  s.opt.alignment = a;
+  return s;
+}
+
+using TS = std::pair<std::int64_t, std::int64_t>;
+constexpr const char* sm90 = "sm90";
+
+} // namespace
+
+TEST_CASE("cuda/sm90/shapes: non-tile-multiple (T, S), bf16 and f16, head dims 64 and 128") {
+  KATTN_REQUIRE_SM90();
+  for (DType t : {DType::bf16, DType::f16})
+    for (std::int64_t H : {64, 128})
+      for (auto [T, S] : {TS{1, 1}, TS{239, 1}, TS{799, 3}, TS{113, 203}, TS{1023, 1024}})
+        cuda_matches(make(t, 2, T, S, 2, 2, H), sm90);
+}
+
+TEST_CASE("cuda/sm90/causal: both alignments, T < S, T > S (fully masked rows), decode") {
+  KATTN_REQUIRE_SM90();
+  for (Alignment a : {Alignment::top_left, Alignment::bottom_right})
+    for (std::int64_t H : {64, 128}) {
+      cuda_matches(causal(make(DType::bf16, 2, 128, 128, 2, 2, H), a), sm90);
+      cuda_matches(causal(make(DType::bf16, 2, 113, 203, 2, 2, H), a), sm90);
+      cuda_matches(causal(make(DType::f16, 2, 203, 113, 2, 2, H), a), sm90);
+      cuda_matches(causal(make(DType::bf16, 2, 1, 300, 2, 2, H), a), sm90);
+    }
+}
+
+TEST_CASE("cuda/sm90/window: inclusive (left, right) windows, both alignments") {
+  KATTN_REQUIRE_SM90();
+  const std::pair<std::int64_t, std::int64_t> windows[] = {{1, 0},  {16, 0},  {5, 7},
+                                                           {-1, 3}, {10, -1}, {100, 70}};
+  for (Alignment a : {Alignment::top_left, Alignment::bottom_right})
+    for (auto [L, R] : windows)
+      for (auto [T, S] : {TS{128, 128}, TS{97, 301}, TS{301, 97}}) {
+        Spec s = make(DType::bf16, 2, T, S, 2, 2, 128);
+        s.opt.window_left = L;
+        s.opt.window_right = R;
+        s.opt.alignment = a;
+        cuda_matches(s, sm90);
+      }
+}
+
+TEST_CASE("cuda/sm90/gqa: grouped and multi-query attention") {
+  KATTN_REQUIRE_SM90();
+  cuda_matches(make(DType::bf16, 2, 113, 203, 8, 2, 64), sm90);
+  cuda_matches(make(DType::bf16, 2, 113, 203, 8, 1, 128), sm90);
+  cuda_matches(causal(make(DType::f16, 2, 128, 128, 8, 2, 64), Alignment::bottom_right), sm90);
+}
+
+TEST_CASE("cuda/sm90/varlen: padded and packed sequences") {
+  KATTN_REQUIRE_SM90();
+  for (std::int64_t H : {64, 128}) {
+    Spec s = make(DType::bf16, 4, 200, 260, 2, 1, H);
+    s.q_lens = {200, 1, 77, 130};
+    s.k_lens = {13, 260, 77, 200};
+    cuda_matches(s, sm90);
+    cuda_matches(causal(s, Alignment::bottom_right), sm90);
+    Spec p = make(DType::bf16, 0, 0, 0, 4, 2, H);
+    p.packed = true;
+    p.q_lens = {1, 130, 64, 257};
+    p.k_lens = {50, 130, 200, 257};
+    cuda_matches(p, sm90);
+    cuda_matches(causal(p, Alignment::top_left), sm90);
+  }
+  std::mt19937 rng(90);
+  std::uniform_int_distribution<std::int64_t> len(1, 300);
+  Spec r = make(DType::f16, 0, 0, 0, 2, 1, 64);
+  r.packed = true;
+  for (int b = 0; b < 7; ++b) {
+    r.q_lens.push_back(len(rng));
+    r.k_lens.push_back(len(rng));
+  }
+  cuda_matches(causal(r, Alignment::bottom_right), sm90);
+}
+
+TEST_CASE("cuda/sm90/softcap: c * tanh(s / c) before the mask") {
+  KATTN_REQUIRE_SM90();
+  for (std::int64_t H : {64, 128}) {
+    Spec s = make(DType::bf16, 2, 113, 203, 2, 2, H);
+    s.opt.softcap = 5.0;
+    s.q_mult = 4.0; // large logits, so the cap matters
+    cuda_matches(s, sm90);
+    cuda_matches(causal(s, Alignment::bottom_right), sm90);
+  }
+}
