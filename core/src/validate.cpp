@@ -223,7 +223,7 @@ void check_options(const Options& o) {
   for (Backend b : preference_order)
     if (b == o.backend)
       return;
-  fail("options.backend: expected one of auto, cuda, cudnn, hip, portable, naive, reference, got "
+  fail("options.backend: expected one of auto, cudnn, cuda, hip, portable, naive, reference, got "
        "value " +
        str(static_cast<std::int64_t>(o.backend)));
 }

@@ -23,6 +23,7 @@
 
 #include "common/reference_problem.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/gpu_tolerance.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
 
@@ -37,23 +38,6 @@ struct CaseResult {
   bool exact_zeros = false;    // every output the reference makes exactly 0 is exactly 0
   std::vector<double> ref_out; // the f64 reference, for discrimination checks
 };
-
-inline double unit_roundoff(DType t) {
-  return t == DType::f16 ? 0x1p-11 : 0x1p-8;
-}
-
-inline double round_to(DType t, double x) {
-  HostTensor h(t, {1});
-  h.set(0, x);
-  return h.get(0);
-}
-
-inline double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v)
-    m = std::max(m, std::abs(x));
-  return m;
-}
 
 inline std::string spec_string(const Spec& s) {
   char buf[400];

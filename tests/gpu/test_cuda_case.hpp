@@ -28,6 +28,7 @@
 #include "backend/cuda_backend.hpp"
 #include "common/reference_problem.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/gpu_tolerance.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
 
@@ -69,24 +70,6 @@ struct CudaResult {
   bool out_all_nan = false; // untouched since poisoning
   std::vector<double> out, ref_out, lse, ref_lse;
 };
-
-inline double cuda_unit_roundoff(DType t) {
-  return t == DType::f16 ? 0x1p-11 : 0x1p-8;
-}
-
-inline double cuda_round_to(DType t, double x) {
-  HostTensor h(t, {1});
-  h.set(0, x);
-  return h.get(0);
-}
-
-inline double cuda_max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v)
-    if (std::isfinite(x))
-      m = std::max(m, std::abs(x));
-  return m;
-}
 
 inline std::string cuda_spec_string(const Spec& s) {
   char buf[400];
@@ -155,17 +138,17 @@ inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* st
   r.ref_out = ref.out_values();
   r.out_finite = all_finite(r.out);
   r.out_all_nan = std::all_of(r.out.begin(), r.out.end(), [](double g) { return std::isnan(g); });
-  const double u = cuda_unit_roundoff(spec.dtype);
+  const double u = unit_roundoff(spec.dtype);
   double baseline = 0;
   for (double x_ref : r.ref_out)
-    baseline = std::max(baseline, std::abs(cuda_round_to(spec.dtype, x_ref) - x_ref));
+    baseline = std::max(baseline, std::abs(round_to(spec.dtype, x_ref) - x_ref));
   r.err_out = max_abs_diff(r.out, r.ref_out);
-  r.tol_out = 2 * baseline + 2 * u * cuda_max_abs(read_logical(ref.v.view)) + 1e-6;
+  r.tol_out = 2 * baseline + 2 * u * max_abs(read_logical(ref.v.view)) + 1e-6;
   if (spec.lse) {
     r.lse = low.lse_values();
     r.ref_lse = ref.lse_values();
     r.err_lse = max_abs_diff(r.lse, r.ref_lse);
-    r.tol_lse = 1e-3 + 1e-5 * cuda_max_abs(r.ref_lse);
+    r.tol_lse = 1e-3 + 1e-5 * max_abs(r.ref_lse);
   }
   const std::string fam = family ? family : "auto";
   MESSAGE(cuda_spec_string(spec) << " [" << fam << ": " << r.kernel << "]"

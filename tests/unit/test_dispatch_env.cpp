@@ -74,7 +74,7 @@ TEST_CASE("dispatch: an unknown name in KOKKOSATTN_BACKEND is an InvalidArgument
   ForwardFixture f;
   const auto before = f.out.raw();
   check_invalid([&] { run_forward(s.registry, f.p, {}); },
-                {"KOKKOSATTN_BACKEND: expected one of auto, cuda, cudnn, hip, portable, naive, "
+                {"KOKKOSATTN_BACKEND: expected one of auto, cudnn, cuda, hip, portable, naive, "
                  "reference, got \"flash9\""});
   CHECK(s.total_runs() == 0);
   CHECK(f.out.raw() == before);

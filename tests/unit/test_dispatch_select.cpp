@@ -148,7 +148,7 @@ TEST_CASE("dispatch: explain lists all six backends with verdicts") {
   REQUIRE(v.size() == 6);
   for (std::size_t i = 0; i < v.size(); ++i)
     CHECK(v[i].backend == preference_order[i]);
-  for (std::size_t i : {0u, 1u, 2u}) { // cuda, cudnn, hip
+  for (std::size_t i : {0u, 1u, 2u}) { // cudnn, cuda, hip
     CHECK_FALSE(v[i].built);
     CHECK_FALSE(v[i].supported);
     CHECK(v[i].reason.find("not built into this library") != std::string::npos);

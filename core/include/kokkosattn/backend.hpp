@@ -17,8 +17,11 @@ enum class Backend {
   hip,       // our HIP kernels for gfx90a / gfx942
 };
 
-// Preference order of `auto`: the first supporting backend wins.
-inline constexpr std::array<Backend, 6> preference_order = {Backend::cuda,  Backend::cudnn,
+// Preference order of `auto`: the first supporting backend wins. cudnn before cuda: on the
+// H200 (2026-11-30, docs/performance.md) cuDNN's forward was 1.0-1.14x our sm90 kernels at
+// hdim 128 and within noise at hdim 64, so our kernels serve what cuDNN refuses (softcap,
+// hdim/stride cases, its fully-masked-row refusals) until they win a same-run comparison.
+inline constexpr std::array<Backend, 6> preference_order = {Backend::cudnn, Backend::cuda,
                                                             Backend::hip,   Backend::portable,
                                                             Backend::naive, Backend::reference};
 
