@@ -46,7 +46,7 @@ def row(exp, impl, b, t, n, h, causal, pas, dtype="bf16"):
 
 def gpu_shapes(ts):
     shapes = []
-    for h in (64, 128):
+    for h in (64, 128, 256):
         for t in ts:
             for causal in (False, True):
                 shapes.append(("fa", 16384 // t, t, 2048 // h, h, causal))

@@ -2,7 +2,8 @@
 // dispatch (validate + support check + run, as a user calls it) and writes rows of the results
 // schema (docs/performance.md):
 //   fa       FlashAttention's sweep: 16k tokens (B = 16384 / T), hidden 2048 (N = 2048 / H),
-//            H in {64, 128}, T in 512..16k, causal or not, forward and forward+backward;
+//            H in {64, 128, 256} (--h), T in 512..16k (--t), causal or not, forward and
+//            forward+backward;
 //   codelab  B=4 T=128 N=8 H=64, the same four passes;
 //   overhead the codelab shape, `--overhead-calls` back-to-back calls timed on the host (sync
 //            only at the end) divided by the count: per-call cost when the GPU is not the limit.
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,6 +43,7 @@ struct Args {
   std::string run_id = "unnamed";
   int warmup = 5, repeats = 30, overhead_calls = 2000;
   std::vector<std::int64_t> ts{512, 1024, 2048, 4096, 8192, 16384};
+  std::vector<std::int64_t> hs{64, 128, 256};
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -79,10 +82,14 @@ Args parse(int argc, char** argv) {
       a.ts.clear();
       for (const std::string& t : split(val()))
         a.ts.push_back(std::stoll(t));
+    } else if (k == "--h") {
+      a.hs.clear();
+      for (const std::string& h : split(val()))
+        a.hs.push_back(std::stoll(h));
     } else if (k == "--help" || k == "-h") {
       std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,overhead] [--out "
                    "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
-                   "512,1024,...]\n";
+                   "512,1024,...] [--h 64,128,256]\n";
       std::exit(0);
     } else {
       throw std::runtime_error("unknown argument " + k);
@@ -299,40 +306,50 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     rows.push_back(std::move(r));
   };
+  // Shapes outer, backends inner: the H200 lowers its clocks under sustained load, so timing
+  // every backend's sweep one after the other would hand the later backend the hotter GPU.
+  struct Impl {
+    std::string name;
+    std::optional<kattn::Backend> id;
+    const kattn::BackendImpl* impl;
+  };
+  std::vector<Impl> impls;
   for (const std::string& name : a.impls) {
     const auto id = kattn::parse_backend(name);
-    const kattn::BackendImpl* impl = id ? reg.find(*id) : nullptr;
-    auto absent = [&](const std::string& exp, const Shape& s, bool bwd) {
-      Row r = make_row(exp, name, bwd, s);
-      r.error = id ? "backend " + name + " is not built into this library"
-                   : "unknown backend name " + name;
-      emit(r);
-    };
-    std::vector<std::pair<std::string, Shape>> shapes;
-    if (has(a.exps, "fa"))
-      for (std::int64_t H : {64, 128})
-        for (std::int64_t T : a.ts)
-          for (bool causal : {false, true})
-            shapes.push_back({"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal}});
-    if (has(a.exps, "codelab"))
-      for (bool causal : {false, true})
-        shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal}});
-    for (const auto& [exp, s] : shapes)
-      for (bool bwd : {false, true}) {
-        if (impl == nullptr)
-          absent(exp, s, bwd);
-        else
-          emit(time_gpu(exp, name, *id, s, bwd, a, l2, stream));
-      }
-    if (has(a.exps, "overhead"))
-      for (bool bwd : {false, true}) {
-        const Shape s{4, 128, 128, 8, 8, 64, false};
-        if (impl == nullptr)
-          absent("overhead", s, bwd);
-        else
-          emit(time_overhead(name, *id, s, bwd, a, l2, stream));
-      }
+    impls.push_back({name, id, id ? reg.find(*id) : nullptr});
   }
+  auto absent = [&](const Impl& im, const std::string& exp, const Shape& s, bool bwd) {
+    Row r = make_row(exp, im.name, bwd, s);
+    r.error = im.id ? "backend " + im.name + " is not built into this library"
+                    : "unknown backend name " + im.name;
+    emit(r);
+  };
+  std::vector<std::pair<std::string, Shape>> shapes;
+  if (has(a.exps, "fa"))
+    for (std::int64_t H : a.hs)
+      for (std::int64_t T : a.ts)
+        for (bool causal : {false, true})
+          shapes.push_back({"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal}});
+  if (has(a.exps, "codelab"))
+    for (bool causal : {false, true})
+      shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal}});
+  for (const auto& [exp, s] : shapes)
+    for (bool bwd : {false, true})
+      for (const Impl& im : impls) {
+        if (im.impl == nullptr)
+          absent(im, exp, s, bwd);
+        else
+          emit(time_gpu(exp, im.name, *im.id, s, bwd, a, l2, stream));
+      }
+  if (has(a.exps, "overhead"))
+    for (bool bwd : {false, true})
+      for (const Impl& im : impls) {
+        const Shape s{4, 128, 128, 8, 8, 64, false};
+        if (im.impl == nullptr)
+          absent(im, "overhead", s, bwd);
+        else
+          emit(time_overhead(im.name, *im.id, s, bwd, a, l2, stream));
+      }
 
   std::ofstream f(a.out);
   f << "{\"run_id\": " << json_str(a.run_id) << ", \"env\": " << env_json(reg) << ", \"rows\": [\n";
