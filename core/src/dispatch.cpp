@@ -1,5 +1,6 @@
 // Backend choice: validate, honour a forced backend (options or KOKKOSATTN_BACKEND) without ever
-// falling back from it, otherwise take the first supporting backend of preference_order.
+// falling back from it, otherwise take the first supporting backend in auto_order (preference_order
+// adjusted per shape class, kokkosattn/preference.hpp).
 #include "kokkosattn/dispatch.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "kokkosattn/errors.hpp"
+#include "kokkosattn/preference.hpp"
 #include "kokkosattn/validate.hpp"
 
 namespace kattn {
@@ -64,6 +66,13 @@ const Options& options_of(const BackwardProblem& p) {
   return p.forward.options;
 }
 
+AutoOrder order_for(const ForwardProblem&, const Dims& d) {
+  return auto_order(d, false);
+}
+AutoOrder order_for(const BackwardProblem&, const Dims& d) {
+  return auto_order(d, true);
+}
+
 template <class Problem>
 Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x) {
   Selection s;
@@ -72,8 +81,10 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x)
   const Backend want = requested_backend(o);
   if (want == Backend::automatic) {
     s.how = "auto";
+    const AutoOrder order = order_for(p, s.dims);
+    s.order_rule = order.rule;
     std::string reasons;
-    for (Backend b : preference_order) {
+    for (Backend b : order.order) {
       const BackendImpl* impl = r.find(b);
       const Support sup = impl ? ask(*impl, p, s.dims, x) : Support::no(not_built_reason(b));
       if (sup.ok) {
@@ -101,7 +112,7 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p,
                                          const ExecContext& x) {
   const Dims d = validate(p);
   std::vector<BackendVerdict> v;
-  for (Backend b : preference_order) {
+  for (Backend b : order_for(p, d).order) {
     BackendVerdict verdict;
     verdict.backend = b;
     const BackendImpl* impl = r.find(b);
@@ -186,6 +197,8 @@ void log_selection(std::string_view what, const Selection& s, DType dtype, const
     os << " varlen=padded";
   if (!x.kokkos_space.empty())
     os << " space=" << x.kokkos_space;
+  if (!s.order_rule.empty())
+    os << " order: " << s.order_rule;
   os << '\n';
   std::cerr << os.str(); // one write, so concurrent runs do not interleave mid-line
 }

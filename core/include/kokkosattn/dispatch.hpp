@@ -24,19 +24,22 @@ struct Selection {
   // Which backend was requested and how: "auto", "forced by options", "forced by
   // KOKKOSATTN_BACKEND".
   std::string how;
+  // `auto` only: why its order differed from preference_order for this problem (AutoOrder::rule).
+  std::string order_rule;
 };
 
 // The backend requested for a run: options.backend unless KOKKOSATTN_BACKEND names one
 // (the variable overrides `auto` only; an explicit choice in the options wins).
 Backend requested_backend(const Options& o);
 
-// Validates, then picks: the first supporting backend in preference_order for `auto`, or the
+// Validates, then picks: the first supporting backend in auto_order() for `auto`, or the
 // forced one. Throws InvalidArgument for invalid problems and Unsupported (listing every
 // reason) when the forced backend or every backend cannot serve the problem.
 Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x);
 Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x);
 
-// Every backend of preference_order (plus reference) with its verdict; validates first.
+// Every backend with its verdict, in the order `auto` tries them for this problem
+// (auto_order()); validates first.
 std::vector<BackendVerdict> explain(const Registry& r, const ForwardProblem& p,
                                     const ExecContext& x);
 std::vector<BackendVerdict> explain(const Registry& r, const BackwardProblem& p,
