@@ -9,19 +9,28 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-// Template knobs: 0 picks the tuned default (head dim 64: 3 consumer warpgroups, i.e. 192 query
-// rows, which halves the K/V traffic per FLOP that limits that head dim; 128: 2).
+// Template knobs: 0 (or -1 for the on/off knobs) picks the tuned default. Consumer warpgroups:
+// head dim 64: 3 (192 query rows, which halves the K/V traffic per FLOP that limits that head
+// dim); 128 and 256: 2. Head dim 256: key block 80 (S is 64 x 80 = 40 fp32 registers beside O's
+// 128, and Q 64 KB + 2 stages of K and V at 40 KB each fill the 227 KB of shared memory), no
+// ping-pong (measured faster: each warpgroup's GEMMs are long next to its softmax), and paired
+// query blocks in the scheduler (scheduler.cuh).
 template <bool kIsBf16, int kHeadDimT, int kConsumerWGsT = 0, int kBlockNT = 0, int kStagesT = 0,
-          bool kPingPongT = true, int kQStagesT = 1>
+          int kPingPongT = -1, int kQStagesT = 1, int kPairedT = -1>
 struct FwdConfig {
   static constexpr bool kBf16 = kIsBf16;
   static constexpr int kHeadDim = kHeadDimT;
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "head dims 64/128/256");
   static constexpr int kConsumerWGs = kConsumerWGsT != 0 ? kConsumerWGsT : (kHeadDim == 64 ? 3 : 2);
   // Consumer warpgroups take turns issuing their GEMMs (named barriers), so one runs softmax
   // while another's GEMMs own the tensor cores.
-  static constexpr bool kPingPong = kPingPongT;
+  static constexpr bool kPingPong = kPingPongT >= 0 ? kPingPongT != 0 : kHeadDim != 256;
+  // Work items of two query blocks (p, M - 1 - p) of one (batch, head) instead of single tiles.
+  static constexpr bool kPairedTiles = kPairedT >= 0 ? kPairedT != 0 : kHeadDim == 256;
   static constexpr int kBlockM = 64 * kConsumerWGs; // 64 query rows per consumer warpgroup
-  static constexpr int kBlockN = kBlockNT != 0 ? kBlockNT : 128;
+  static constexpr int kBlockN = kBlockNT != 0 ? kBlockNT : (kHeadDim == 256 ? 80 : 128);
+  // wgmma: N of S = Q K^T a multiple of 8 (<= 256), K of P V in steps of 16.
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "key block");
   static constexpr int kStages = kStagesT != 0 ? kStagesT : (kHeadDim == 64 ? 3 : 2);
   static constexpr int kThreads = 128 * (1 + kConsumerWGs); // + the producer warpgroup
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;

@@ -3,7 +3,8 @@
 import os
 def regs(a, b): return ", ".join(f"%{i}" for i in range(a, b))
 out = []
-out.append('''// wgmma.mma_async wrappers for the shapes the sm90 forward uses (fp32 accumulators).
+out.append('''// wgmma.mma_async wrappers for the shapes the sm90 forward uses (fp32 accumulators). Generated
+// by generate_wgmma_ops.py (then clang-formatted): change the generator, not this file.
 // Accumulator layout (m64nN): thread t of the warpgroup owns rows 16*(t/32) + (t%32)/4 (+8) and
 // columns 8*j + 2*(t%4) + {0,1}; d[4j+0..1] row r, d[4j+2..3] row r+8. Written out in full
 // because inline asm cannot loop over operands.
@@ -18,7 +19,9 @@ template <int N, bool kBf16> struct WgmmaSS;
 // D (+)= A * B, A from registers (4 x b32 per k16 step), B N-major ("transposed") in shared memory.
 template <int N, bool kBf16> struct WgmmaRS;
 ''')
-for n in (64, 128, 176, 192):
+# S = Q K^T uses N = key block (128; 80 for head dim 256), P V uses N = head dim (64, 128, 256);
+# 176 and 192 are the key blocks of the h128/h64 variants measured in docs/cuda-sm90.md.
+for n in (64, 80, 128, 176, 192, 256):
     nd = n // 2
     for bf in (True, False):
         t = "bf16" if bf else "f16"

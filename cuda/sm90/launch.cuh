@@ -64,7 +64,8 @@ void launch_fwd(const FlashFwdParams& p, cudaStream_t stream) {
     smem_set.fetch_or(bit, std::memory_order_release);
   }
   // Persistent: one CTA per SM (the shared-memory ring allows no second one).
-  const dim3 grid(static_cast<unsigned>(std::min(a.num_tiles, multiprocessor_count())));
+  const int work = num_work_items<Cfg>(a.num_m_blocks, p.B, p.N);
+  const dim3 grid(static_cast<unsigned>(std::min(work, multiprocessor_count())));
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
   check_cuda(cudaGetLastError(), "sm90 fwd launch");
 }

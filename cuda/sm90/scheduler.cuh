@@ -1,8 +1,13 @@
-// Persistent tile scheduler. Tiles are ordered with the query blocks that see the most keys
-// first (causal/windowed: the bottom blocks) and heads varying fastest (CTAs running together
-// share K/V in L2). Round r hands tiles [r G, (r + 1) G) to the G CTAs, in snake order (odd
-// rounds reversed) so that with decreasing tile costs no CTA gets the heaviest tile of every
-// round: static, deterministic and close to longest-first.
+// Persistent tile scheduler, static and deterministic. Default (head dims 64, 128): tiles are
+// ordered with the query blocks that see the most keys first (causal/windowed: the bottom
+// blocks) and heads varying fastest (CTAs running together share K/V in L2). Round r hands tiles
+// [r G, (r + 1) G) to the G CTAs, in snake order (odd rounds reversed) so that with decreasing
+// tile costs no CTA gets the heaviest tile of every round: close to longest-first.
+// Paired (Cfg::kPairedTiles, head dim 256): work item k = query blocks p and M - 1 - p of one
+// (batch, head), equal in cost under a causal mask, with p varying fastest, so CTAs running
+// together read the same K/V (at T = 512 the default order reads each K/V block from HBM once
+// per query block: HBM-bound, measured). CTA c runs item k G + c in rounds 2k (block p, the
+// shorter one) and 2k + 1 (block M - 1 - p, which finds the shorter one's keys in L2).
 #pragma once
 
 #include "fwd_config.cuh"
@@ -27,19 +32,57 @@ struct TileWork {
 };
 
 // The tile of CTA `cta` in round `round` (may be >= num_tiles in the last round).
-__device__ __forceinline__ int tile_index(int round, int cta, int grid) {
+__host__ __device__ __forceinline__ int tile_index(int round, int cta, int grid) {
   return round * grid + ((round & 1) != 0 ? grid - 1 - cta : cta);
 }
 
+// Work items (paired: pairs of query blocks) and the rounds a grid of `grid` CTAs needs.
 template <class Cfg>
-__device__ __forceinline__ TileWork tile_work(const FwdArgs& a, int idx) {
-  TileWork w;
+__host__ __device__ __forceinline__ int num_work_items(int num_m_blocks, int batch, int heads) {
+  return (Cfg::kPairedTiles ? (num_m_blocks + 1) / 2 : num_m_blocks) * batch * heads;
+}
+template <class Cfg>
+__host__ __device__ __forceinline__ int num_rounds(const FwdArgs& a, int grid) {
+  const int rounds = (num_work_items<Cfg>(a.num_m_blocks, a.p.B, a.p.N) + grid - 1) / grid;
+  return Cfg::kPairedTiles ? 2 * rounds : rounds;
+}
+
+// The tile CTA `cta` runs in round `round`; false when it has none.
+// (Host-callable so the mapping can be checked exhaustively without a GPU.)
+template <class Cfg>
+__host__ __device__ __forceinline__ bool tile_of(const FwdArgs& a, int round, int cta, int grid,
+                                                 Tile& t) {
   const int n = a.p.N;
-  const int rest = idx / n;
-  w.t.head = idx - rest * n;
-  const int mi = rest / a.p.B;
-  w.t.batch = rest - mi * a.p.B;
-  w.t.m_block = a.num_m_blocks - 1 - mi;
+  if constexpr (Cfg::kPairedTiles) {
+    const int pairs = (a.num_m_blocks + 1) / 2;
+    const int item = (round / 2) * grid + cta;
+    if (item >= pairs * a.p.B * n) {
+      return false;
+    }
+    const int bh = item / pairs;
+    const int pr = item - bh * pairs;
+    t.batch = bh / n;
+    t.head = bh - t.batch * n;
+    t.m_block = (round & 1) == 0 ? pr : a.num_m_blocks - 1 - pr;
+    return (round & 1) == 0 || t.m_block != pr; // odd M: the middle block has no partner
+  } else {
+    const int idx = tile_index(round, cta, grid);
+    if (idx >= a.num_tiles) {
+      return false;
+    }
+    const int rest = idx / n;
+    t.head = idx - rest * n;
+    const int mi = rest / a.p.B;
+    t.batch = rest - mi * a.p.B;
+    t.m_block = a.num_m_blocks - 1 - mi;
+    return true;
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ TileWork tile_work(const FwdArgs& a, const Tile& tile) {
+  TileWork w;
+  w.t = tile;
   w.s = seq_info(a.p, w.t.batch);
   const int m0 = w.t.m_block * Cfg::kBlockM;
   w.skip = m0 >= w.s.q_len && a.p.cu_seqlens_q != nullptr;

@@ -127,8 +127,8 @@ std::string unsupported_reason(const FlashFwdParams& p) {
     return "sm90 kernels need equal q/k and v head dims (got H " + std::to_string(p.H) + ", Hv " +
            std::to_string(p.Hv) + ")";
   }
-  if (p.H != 64 && p.H != 128) {
-    return "head dim " + std::to_string(p.H) + ": sm90 kernels exist for 64 and 128";
+  if (p.H != 64 && p.H != 128 && p.H != 256) {
+    return "head dim " + std::to_string(p.H) + ": sm90 kernels exist for 64, 128 and 256";
   }
   if (p.K <= 0 || p.N % p.K != 0) {
     return "sm90 kernels need N % K == 0 (got N " + std::to_string(p.N) + ", K " +
@@ -165,6 +165,8 @@ void run(const FlashFwdParams& p, CUstream_st* stream) {
     bf16 ? launch_bf16_h64(p, stream) : launch_f16_h64(p, stream);
   } else if (p.H == 128) {
     bf16 ? launch_bf16_h128(p, stream) : launch_f16_h128(p, stream);
+  } else if (p.H == 256) {
+    bf16 ? launch_bf16_h256(p, stream) : launch_f16_h256(p, stream);
   } else {
     throw std::invalid_argument("sm90::run: " + kernel_name(p) + " is not instantiated");
   }

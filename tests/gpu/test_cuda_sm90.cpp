@@ -1,6 +1,9 @@
 // The cuda backend's sm90 family (wgmma + TMA, cuda/sm90/) forced, on a compute capability 9.0
 // GPU, against the f64 reference (tolerances: test_cuda_case.hpp). The same option matrix as
-// test_cuda_forward.cpp (sm80), restricted to the head dims sm90 serves (64, 128).
+// test_cuda_forward.cpp (sm80) for the head dims sm90 serves (64, 128, 256). Head dim 256 has its
+// own tile shape (key block 80, so S = 203 or 777 ends inside a block) and register budget, so it
+// runs the whole matrix too; the reference is a single-threaded f64 loop, so its shapes stay small
+// except one 1000 x 777 case.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -51,18 +54,45 @@ constexpr const char* sm90 = "sm90";
 
 } // namespace
 
-TEST_CASE("cuda/sm90/shapes: non-tile-multiple (T, S), bf16 and f16, head dims 64 and 128") {
+TEST_CASE("cuda/sm90/shapes: non-tile-multiple (T, S), bf16 and f16, head dims 64/128/256") {
   KATTN_REQUIRE_SM90();
-  for (DType t : {DType::bf16, DType::f16})
+  for (DType t : {DType::bf16, DType::f16}) {
     for (std::int64_t H : {64, 128})
       for (auto [T, S] : {TS{1, 1}, TS{239, 1}, TS{799, 3}, TS{113, 203}, TS{1023, 1024}})
         cuda_matches(make(t, 2, T, S, 2, 2, H), sm90);
+    for (auto [T, S] : {TS{1, 1}, TS{239, 1}, TS{799, 3}, TS{113, 203}, TS{160, 80}})
+      cuda_matches(make(t, 2, T, S, 2, 2, 256), sm90);
+  }
+}
+
+TEST_CASE("cuda/sm90/h256_long: 1000 x 777 (8 query tiles, 10 key blocks, the last partial)") {
+  KATTN_REQUIRE_SM90();
+  Spec o = make(DType::bf16, 1, 1000, 777, 2, 1, 256);
+  o.outliers = true; // BRIEF's rare large inputs: a few rows' maxima jump between key blocks
+  cuda_matches(o, sm90);
+  cuda_matches(causal(make(DType::f16, 1, 1000, 777, 2, 1, 256), Alignment::bottom_right), sm90);
+  cuda_matches(causal(make(DType::bf16, 1, 777, 1000, 1, 1, 256), Alignment::top_left), sm90);
+}
+
+TEST_CASE("cuda/sm90/persistent: more work items than SMs (CTAs run several tiles in turn)") {
+  KATTN_REQUIRE_SM90();
+  // Head dim 256 schedules pairs of query blocks (p, M - 1 - p) of one (batch, head): 18 x 8 = 144
+  // pairs with M = 2, 17 x 8 = 136 causal, 2 x 9 x 8 = 144 with M = 3 (an odd block count: the
+  // middle block runs alone), each more than the 132 SMs of an H100/H200, so CTAs take a second
+  // item and the ring and Q buffer carry over. Head dims 128 and 64 schedule single tiles:
+  // 2 x 9 x 8 = 144 and 3 x 9 x 8 = 216.
+  cuda_matches(make(DType::bf16, 18, 129, 81, 8, 2, 256), sm90);
+  cuda_matches(causal(make(DType::bf16, 17, 129, 100, 8, 4, 256), Alignment::top_left), sm90);
+  cuda_matches(make(DType::f16, 9, 300, 40, 8, 2, 256), sm90);
+  cuda_matches(causal(make(DType::f16, 9, 300, 70, 8, 8, 256), Alignment::bottom_right), sm90);
+  cuda_matches(make(DType::bf16, 9, 200, 40, 8, 2, 128), sm90);
+  cuda_matches(causal(make(DType::bf16, 9, 400, 30, 8, 8, 64), Alignment::bottom_right), sm90);
 }
 
 TEST_CASE("cuda/sm90/causal: both alignments, T < S, T > S (fully masked rows), decode") {
   KATTN_REQUIRE_SM90();
   for (Alignment a : {Alignment::top_left, Alignment::bottom_right})
-    for (std::int64_t H : {64, 128}) {
+    for (std::int64_t H : {64, 128, 256}) {
       cuda_matches(causal(make(DType::bf16, 2, 128, 128, 2, 2, H), a), sm90);
       cuda_matches(causal(make(DType::bf16, 2, 113, 203, 2, 2, H), a), sm90);
       cuda_matches(causal(make(DType::f16, 2, 203, 113, 2, 2, H), a), sm90);
@@ -83,6 +113,16 @@ TEST_CASE("cuda/sm90/window: inclusive (left, right) windows, both alignments") 
         s.opt.alignment = a;
         cuda_matches(s, sm90);
       }
+  // Head dim 256 (key block 80): a subset, windows narrower and wider than one key block.
+  for (Alignment a : {Alignment::top_left, Alignment::bottom_right})
+    for (auto [L, R] : {std::pair<std::int64_t, std::int64_t>{16, 0}, {5, 7}, {100, 70}})
+      for (auto [T, S] : {TS{97, 301}, TS{301, 97}}) {
+        Spec s = make(DType::f16, 1, T, S, 2, 2, 256);
+        s.opt.window_left = L;
+        s.opt.window_right = R;
+        s.opt.alignment = a;
+        cuda_matches(s, sm90);
+      }
 }
 
 TEST_CASE("cuda/sm90/gqa: grouped and multi-query attention") {
@@ -90,11 +130,13 @@ TEST_CASE("cuda/sm90/gqa: grouped and multi-query attention") {
   cuda_matches(make(DType::bf16, 2, 113, 203, 8, 2, 64), sm90);
   cuda_matches(make(DType::bf16, 2, 113, 203, 8, 1, 128), sm90);
   cuda_matches(causal(make(DType::f16, 2, 128, 128, 8, 2, 64), Alignment::bottom_right), sm90);
+  cuda_matches(make(DType::bf16, 1, 113, 203, 8, 2, 256), sm90);
+  cuda_matches(causal(make(DType::f16, 1, 130, 170, 4, 1, 256), Alignment::bottom_right), sm90);
 }
 
 TEST_CASE("cuda/sm90/varlen: padded and packed sequences") {
   KATTN_REQUIRE_SM90();
-  for (std::int64_t H : {64, 128}) {
+  for (std::int64_t H : {64, 128, 256}) {
     Spec s = make(DType::bf16, 4, 200, 260, 2, 1, H);
     s.q_lens = {200, 1, 77, 130};
     s.k_lens = {13, 260, 77, 200};
@@ -120,11 +162,31 @@ TEST_CASE("cuda/sm90/varlen: padded and packed sequences") {
 
 TEST_CASE("cuda/sm90/softcap: c * tanh(s / c) before the mask") {
   KATTN_REQUIRE_SM90();
-  for (std::int64_t H : {64, 128}) {
+  for (std::int64_t H : {64, 128, 256}) {
     Spec s = make(DType::bf16, 2, 113, 203, 2, 2, H);
     s.opt.softcap = 5.0;
     s.q_mult = 4.0; // large logits, so the cap matters
     cuda_matches(s, sm90);
     cuda_matches(causal(s, Alignment::bottom_right), sm90);
   }
+}
+
+TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ragged problem") {
+  // Small enough for compute-sanitizer memcheck: padded rows and keys (V padding zeroed in
+  // shared memory), a partial key block, a causal band, softcap, and a packed batch whose last
+  // tile ends inside the tensor (TMA rows past the total are zero-filled).
+  KATTN_REQUIRE_SM90();
+  for (DType t : {DType::bf16, DType::f16})
+    for (std::int64_t H : {64, 128, 256}) {
+      Spec s = causal(make(t, 2, 70, 90, 2, 1, H), Alignment::bottom_right);
+      s.q_lens = {70, 33};
+      s.k_lens = {90, 17};
+      s.opt.softcap = 10.0;
+      cuda_matches(s, sm90);
+      Spec p = make(t, 0, 0, 0, 2, 2, H);
+      p.packed = true;
+      p.q_lens = {5, 70};
+      p.k_lens = {80, 3};
+      cuda_matches(p, sm90);
+    }
 }

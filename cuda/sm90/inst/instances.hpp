@@ -9,7 +9,9 @@ namespace kattn::cuda_kernels::sm90 {
 
 void launch_bf16_h64(const FlashFwdParams& p, CUstream_st* stream);
 void launch_bf16_h128(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h256(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h64(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h128(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h256(const FlashFwdParams& p, CUstream_st* stream);
 
 } // namespace kattn::cuda_kernels::sm90
