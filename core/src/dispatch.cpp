@@ -66,10 +66,25 @@ const Options& options_of(const BackwardProblem& p) {
   return p.forward.options;
 }
 
-AutoOrder order_for(const ForwardProblem&, const Dims& d) {
-  return auto_order(d, false);
+// auto_order, then the first backend that leads() this forward moves to the front (it still
+// has to pass supports() when auto walks the order). Backward problems have no leads().
+AutoOrder order_for(const Registry& r, const ForwardProblem& p, const Dims& d,
+                    const ExecContext& x) {
+  AutoOrder a = auto_order(d, false);
+  for (auto it = a.order.begin(); it != a.order.end(); ++it) {
+    const BackendImpl* impl = r.find(*it);
+    if (impl == nullptr)
+      continue;
+    std::string why = guarded(*impl, "leads()", [&] { return impl->leads(p, d, x); });
+    if (why.empty())
+      continue;
+    std::rotate(a.order.begin(), it, it + 1);
+    a.rule = std::move(why);
+    break;
+  }
+  return a;
 }
-AutoOrder order_for(const BackwardProblem&, const Dims& d) {
+AutoOrder order_for(const Registry&, const BackwardProblem&, const Dims& d, const ExecContext&) {
   return auto_order(d, true);
 }
 
@@ -81,7 +96,7 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x)
   const Backend want = requested_backend(o);
   if (want == Backend::automatic) {
     s.how = "auto";
-    const AutoOrder order = order_for(p, s.dims);
+    const AutoOrder order = order_for(r, p, s.dims, x);
     s.order_rule = order.rule;
     std::string reasons;
     for (Backend b : order.order) {
@@ -112,7 +127,7 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p,
                                          const ExecContext& x) {
   const Dims d = validate(p);
   std::vector<BackendVerdict> v;
-  for (Backend b : order_for(p, d).order) {
+  for (Backend b : order_for(r, p, d, x).order) {
     BackendVerdict verdict;
     verdict.backend = b;
     const BackendImpl* impl = r.find(b);

@@ -64,6 +64,11 @@ public:
     throw_supports_ = t;
     return *this;
   }
+  // Claims the lead for every forward (BackendImpl::leads) with this reason.
+  FakeBackend& lead(std::string why) {
+    lead_ = std::move(why);
+    return *this;
+  }
   FakeBackend& describe(std::string d) {
     description_ = std::move(d);
     return *this;
@@ -71,6 +76,9 @@ public:
 
   Backend id() const override { return id_; }
   std::string description() const override { return description_; }
+  std::string leads(const ForwardProblem&, const Dims&, const ExecContext&) const override {
+    return lead_;
+  }
 
   Support supports(const ForwardProblem&, const Dims&, const ExecContext&) const override {
     ++calls_->supports_forward;
@@ -119,6 +127,7 @@ private:
   Throw throw_run_ = Throw::nothing;
   Throw throw_supports_ = Throw::nothing;
   std::string description_;
+  std::string lead_;
 };
 
 // A registry holding one accepting fake backend (naive), for validation tests.

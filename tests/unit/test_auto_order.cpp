@@ -76,3 +76,29 @@ TEST_CASE("dispatch: a forced backend ignores the order") {
   CHECK(sel.impl->id() == Backend::cudnn);
   CHECK(sel.order_rule.empty());
 }
+
+TEST_CASE("dispatch: a backend that leads() a forward is tried first, and the reason is kept") {
+  EnvGuard no_env("KOKKOSATTN_BACKEND", nullptr);
+  FakeSet s({Backend::cudnn, Backend::portable, Backend::reference});
+  s.fake(Backend::portable).lead("portable measured faster here");
+  ForwardFixture f;
+  const Selection sel = select(s.registry, f.p, {});
+  CHECK(sel.impl->id() == Backend::portable);
+  CHECK(sel.order_rule == "portable measured faster here");
+  CHECK(s.calls(Backend::cudnn).supports_forward == 0); // the leader was asked first and served
+  CHECK(explain(s.registry, f.p, {})[0].backend == Backend::portable);
+  // The backward order ignores leads().
+  BackwardFixture b;
+  CHECK(select(s.registry, b.bp, {}).impl->id() == Backend::cudnn);
+}
+
+TEST_CASE("dispatch: a leader that refuses the problem does not block the others") {
+  EnvGuard no_env("KOKKOSATTN_BACKEND", nullptr);
+  FakeSet s({Backend::cudnn, Backend::portable, Backend::reference});
+  s.fake(Backend::portable).lead("claims the lead").refuse("but cannot run it");
+  ForwardFixture f;
+  const Selection sel = select(s.registry, f.p, {});
+  CHECK(sel.impl->id() == Backend::cudnn);
+  CHECK(s.calls(Backend::portable).supports_forward == 1);
+  CHECK(s.calls(Backend::portable).runs() == 0);
+}

@@ -28,6 +28,15 @@ public:
   // Called only with validated problems; must not touch tensor data.
   virtual Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
   virtual Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
+  // A forward shape class where this backend measured faster than the backends `auto` tries
+  // before it (the measurement belongs in docs/performance.md): returns why, and `auto` then
+  // tries this backend first (it must still pass supports()). Empty (the default): no claim.
+  // Called before supports() and must be cheap; device facts (architecture, kernel family) are
+  // the backend's to check, which is why this is not a rule in kattn::auto_order.
+  virtual std::string leads(const ForwardProblem& p, const Dims& d, const ExecContext& x) const {
+    (void)p, (void)d, (void)x;
+    return {};
+  }
   virtual void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
   virtual void backward(const BackwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
 };
