@@ -9,8 +9,10 @@ AutoOrder auto_order(const Dims& d, bool backward) {
   // Small forwards: our cuda kernels first. H200, 2026-11-30 (benchmarks/results/
   // h200-2026-11-30-ours-interleaved.json and the codelab demo's sweeps): up to ~2^30 FLOP the
   // forward is bound by per-call cost, where cuda's is lower (7.8 vs 9.4 us back to back; 13.8 vs
-  // 14.6 us GPU time at the codelab shape); above it cuDNN's kernels win (up to 2x at head dim
-  // 256), so cudnn stays first. cuda has no backward, so the backward order is unchanged.
+  // 14.6 us GPU time at the codelab shape); above it cuDNN's kernels win at head dims 64/128
+  // (0.66-1.0x, benchmarks/results/h200-2026-11-30-cuda.json), so cudnn stays first; where ours
+  // win (head dim 256 on sm90) the cuda backend claims it through BackendImpl::leads(). cuda has
+  // no backward, so the backward order is unchanged.
   const double flops =
       2.0 * double(d.B) * double(d.N) * double(d.T) * double(d.S) * double(d.H + d.Hv);
   if (!backward && flops <= small_problem_flops) {

@@ -2,6 +2,7 @@
 // then the kernel family's own check (choose_kernel), and the forward.
 #include "cuda_backend.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -100,6 +101,23 @@ public:
   }
   Support supports(const BackwardProblem&, const Dims&, const ExecContext&) const override {
     return Support::no("backward not implemented in the cuda backend (forward only)");
+  }
+  // Head dim 256 on the sm90 family beat cuDNN in one interleaved H200 run
+  // (benchmarks/results/h200-2026-11-30-cuda.json): 1.01-1.07x non-causal at T = S >= 4096,
+  // 1.03-1.21x causal at >= 2048; below that, and for head dims 64/128 (0.66-1.04x), cuDNN
+  // stays first.
+  std::string leads(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    if (d.H != 256 || d.Hv != 256 || !host_checks(p, d, x).ok)
+      return {};
+    const bool causal = d.window_left == -1 && d.window_right == 0;
+    const bool full = d.window_left == -1 && d.window_right == -1;
+    const std::int64_t shortest = std::min(d.T, d.S);
+    if (!((full && shortest >= 4096) || (causal && shortest >= 2048)))
+      return {};
+    if (cuda_kernels::choose_kernel(make_params(p, d)).family != cuda_kernels::KernelFamily::sm90)
+      return {};
+    return "cuda first: its sm90 head-dim-256 kernel measured 1.01-1.21x cuDNN at T, S >= 4096 "
+           "(>= 2048 causal) on the H200";
   }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
     const FlashFwdParams params = make_params(p, d);
