@@ -22,9 +22,11 @@ public:
   Backend id() const override { return Backend::portable; }
 
   std::string description() const override {
+    using HostFwd = ForwardTiles<float, true>;
     return kc::kokkos_description() + "; FlashAttention-2 tiles " +
            std::to_string(Tiles<float>::Br) + "x" + std::to_string(Tiles<float>::Bc) +
-           " (fp32 accumulation; f64 in f64), deterministic backward";
+           " (fp32 forward on host spaces: " + std::to_string(HostFwd::Br) + "x" +
+           std::to_string(HostFwd::Bc) + "; fp32 accumulation; f64 in f64), deterministic backward";
   }
 
   Support supports(const ForwardProblem& p, const Dims&, const ExecContext& x) const override {

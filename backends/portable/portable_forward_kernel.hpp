@@ -28,8 +28,17 @@ struct ForwardKernel {
   using Traits = KokkosAttn::Impl::scalar_traits<T>;
   using Acc = typename Traits::acc;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  static constexpr int MR = Tiles<Acc>::MR, NR = Tiles<Acc>::NR;
-  static constexpr int Br = Tiles<Acc>::Br, Bc = Tiles<Acc>::Bc;
+  using Tile = ForwardTiles<Acc, host_space<ExecSpace>>;
+  static constexpr int MR = Tile::MR, NR = Tile::NR;
+  static constexpr int Br = Tile::Br, Bc = Tile::Bc;
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+  // fp32 on the host: tiles every query row sees whole take the vector-extension path of
+  // portable_host_vectors.hpp (scores with their row max in one pass, unmasked softmax).
+  static constexpr bool host_vec = std::is_same_v<Acc, float> && host_space<ExecSpace> &&
+                                   Br % 16 == 0 && Bc % host_vectors::scores_mr == 0;
+#else
+  static constexpr bool host_vec = false;
+#endif
 
   Common c;
   Rows<const T> q, k, v;
@@ -50,14 +59,14 @@ struct ForwardKernel {
   static_assert(Br % RC == 0, "Br must be a multiple of the softmax row chunk");
 
   struct Scratch {
-    Acc *qt, *ks, *vs, *st, *o, *m, *l;
+    Acc *qt, *ks, *vs, *st, *o, *m, *l, *alpha, *cmax;
     Index *klo, *khi; // visible keys [klo, khi) of each row (empty for rows without a query)
   };
 
   static std::size_t scratch_size(int H, int Hp, int Hvp) {
     (void)Hp;
     return scratch_bytes<Acc>(H * Br) + scratch_bytes<Acc>(Bc * H) + scratch_bytes<Acc>(Bc * Hvp) +
-           scratch_bytes<Acc>(Bc * Br) + scratch_bytes<Acc>(Br * Hvp) + 2 * scratch_bytes<Acc>(Br) +
+           scratch_bytes<Acc>(Bc * Br) + scratch_bytes<Acc>(Br * Hvp) + 4 * scratch_bytes<Acc>(Br) +
            2 * scratch_bytes<Index>(Br);
   }
 
@@ -71,6 +80,8 @@ struct ForwardKernel {
     s.o = cv.template take<Acc>(Br * Hvp);
     s.m = cv.template take<Acc>(Br);
     s.l = cv.template take<Acc>(Br);
+    s.alpha = cv.template take<Acc>(Br);
+    s.cmax = cv.template take<Acc>(Br);
     s.klo = cv.template take<Index>(Br);
     s.khi = cv.template take<Index>(Br);
     return s;
@@ -166,6 +177,15 @@ struct ForwardKernel {
       visible_keys(rule, i0, i0 + rows - 1, jlo, jhi);
     const bool extras = c.has_score_extras();
     team.team_barrier();
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+    // Keys [all_lo, all_hi) are visible to every row with a query (host path only: a team is
+    // one thread there, so a plain loop reads what the rows wrote).
+    Index all_lo = 0, all_hi = rows > 0 ? sq.k_len : 0;
+    for (int r = 0; r < rows; ++r) {
+      all_lo = Kokkos::max(all_lo, sc.klo[r]);
+      all_hi = Kokkos::min(all_hi, sc.khi[r]);
+    }
+#endif
 
     for (Index j0 = (jlo / Bc) * Bc; j0 < jhi; j0 += Bc) {
       const int cols = static_cast<int>(Kokkos::min(Index(Bc), sq.k_len - j0));
@@ -203,8 +223,21 @@ struct ForwardKernel {
         });
       team.team_barrier();
 
-      // S^T[Bc][Br] = K Q^T (q pre-scaled).
-      tile_gemm<MR, NR>(team, Bc, Br, H, ka, ka_m, 1, sc.qt, Br, sc.st, Br, false);
+      // S^T[Bc][Br] = K Q^T (q pre-scaled). A tile every row sees whole, without extras, gets
+      // its row max with it on the host.
+      bool whole = false;
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+      if constexpr (host_vec) {
+        // A last, partial tile qualifies too: it is staged zero-padded to Bc keys, its product
+        // runs over the keys rounded up to the block height and its max and softmax over cols.
+        whole = !extras && j0 >= all_lo && j0 + cols <= all_hi;
+        if (whole)
+          host_vectors::scores_with_max(round_up(cols, host_vectors::scores_mr), cols, Br, H, ka,
+                                        ka_m, sc.qt, sc.st, Br, sc.cmax);
+      }
+#endif
+      if (!whole)
+        tile_gemm<MR, NR>(team, Bc, Br, H, ka, ka_m, 1, sc.qt, Br, sc.st, Br, false);
       team.team_barrier();
 
       if (extras) {
@@ -217,33 +250,29 @@ struct ForwardKernel {
         team.team_barrier();
       }
 
-      // Online softmax down the key axis, RC query rows per vector: rescale each row's
-      // accumulator to its new max, P^T = exp(S^T - m) (0 where a row does not see a key).
+      // Online softmax down the key axis, RC query rows per vector: P^T = exp(S^T - m) (0 where
+      // a row does not see a key), and alpha = the factor each row's accumulator is rescaled by
+      // to its new max (applied by the P V product as it loads O).
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br / RC), [&](const int chunk) {
         const int r0 = chunk * RC;
         int lo[RC], hi[RC];
-        Acc alpha[RC];
+        Acc* alpha = sc.alpha + r0;
         KATTN_UNROLL
         for (int u = 0; u < RC; ++u) {
           lo[u] = static_cast<int>(Kokkos::clamp(sc.klo[r0 + u] - j0, Index(0), Index(cols)));
           hi[u] = static_cast<int>(Kokkos::clamp(sc.khi[r0 + u] - j0, Index(0), Index(cols)));
         }
 #ifdef KATTN_PORTABLE_HOST_VECTORS
-        if constexpr (std::is_same_v<Acc, float> && RC == 8)
-          host_vectors::softmax_chunk8(sc.st, Br, r0, Bc, lo, hi, sc.m, sc.l, alpha);
-        else
+        if constexpr (std::is_same_v<Acc, float> && RC == 8) {
+          if (whole)
+            host_vectors::softmax_full_chunk8(sc.st, Br, r0, cols, sc.cmax, sc.m, sc.l, alpha);
+          else
+            host_vectors::softmax_chunk8(sc.st, Br, r0, Bc, lo, hi, sc.m, sc.l, alpha);
+        } else
 #endif
           softmax_chunk(sc.st, r0, lo, hi, sc.m, sc.l, alpha);
         for (int u = 0; u < RC; ++u) {
           const int r = r0 + u;
-          if (alpha[u] != Acc(1)) {
-            Acc* orow = sc.o + r * Hvp;
-            for (int h0 = 0; h0 < Hvp; h0 += NR) {
-              KATTN_UNROLL
-              for (int e = 0; e < NR; ++e)
-                orow[h0 + e] *= alpha[u];
-            }
-          }
           if (c.dropout && r < rows) {
             const Acc ks = static_cast<Acc>(c.keep_scale);
             Philox4x32 draws{};
@@ -259,8 +288,8 @@ struct ForwardKernel {
       });
       team.team_barrier();
 
-      // O += P V, P read in place from P^T (a_m = 1, a_k = Br).
-      tile_gemm<MR, NR>(team, Br, Hvp, cols, sc.st, 1, Br, vb, vb_ld, sc.o, Hvp, true);
+      // O = alpha O + P V, P read in place from P^T (a_m = 1, a_k = Br).
+      tile_gemm<MR, NR>(team, Br, Hvp, cols, sc.st, 1, Br, vb, vb_ld, sc.o, Hvp, true, sc.alpha);
       team.team_barrier();
     }
 

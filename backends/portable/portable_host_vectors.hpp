@@ -3,6 +3,8 @@
 // values, but GCC does not vectorise it (it stays scalar at -O2 and -O3, measured: ~4 ns per
 // score on Zen 3), and the softmax then costs more than both tile products together. Here one
 // 8-lane vector holds the chunk's 8 rows, so every step is a plain vertical vector operation.
+// Tiles that every query row sees whole also get their score product here (scores_with_max: a
+// 6 x 16 register block that hands the softmax each row's max) and an unmasked softmax pass.
 //
 // Compiled only by host compilers (never nvcc/hipcc/SYCL) targeting AVX, where the 8 lanes are
 // one register (elsewhere GCC would split them and warn that passing them changes the ABI),
@@ -32,18 +34,20 @@ inline void store(float* p, f8 v) {
 }
 
 inline f8 splat(float x) {
-  return f8{} + x;
+  return f8{x, x, x, x, x, x, x, x}; // one broadcast (f8{} + x would add 0 first)
 }
 
-// exp(x) for x <= 0 lane by lane: the same Cody-Waite reduction and degree-7 Taylor
-// polynomial as the scalar exp_nonpositive in portable_tile.hpp (same operations, same order;
-// the compiler may contract them into FMAs differently, so the two agree to about an ulp).
+// exp(x) for x <= 0 lane by lane: the Cody-Waite reduction and degree-7 Taylor polynomial of
+// the scalar exp_nonpositive in portable_tile.hpp (which it matches to about an ulp), with
+// fewer operations: t = x / ln2 + (1.5 * 2^23 + 127) rounds x / ln2 to an integer n and leaves
+// n + 127 in the low bits of t, so shifting t's bits up gives 2^n without a conversion; lanes
+// below -87 (-inf and NaN included) are not clamped but cleared by a mask at the end.
 inline f8 exp_nonpositive(f8 x) {
-  const i8 tiny = !(x >= -87.0f);
-  x = tiny ? splat(-87.0f) : x;
-  const f8 n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  f8 r = x - n * 0.693145751953125f;
-  r = r - n * 1.42860682030941723e-06f;
+  const i8 keep = x >= -87.0f; // exp(-87) ~ 1.6e-38: flush to 0 below
+  const f8 t = x * 1.44269504088896341f + 12583039.0f;
+  const f8 n = t - 12583039.0f;
+  f8 r = x - n * 0.693145751953125f;    // ln2 high part (exact product for |n| < 2^11)
+  r = r - n * 1.42860682030941723e-06f; // ln2 low part
   f8 p = splat(1.0f / 5040.0f);
   p = p * r + 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -52,10 +56,17 @@ inline f8 exp_nonpositive(f8 x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const i8 e = (__builtin_convertvector(n, i8) + 127) << 23;
+  i8 bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  bits <<= 23;
   f8 scale;
-  std::memcpy(&scale, &e, sizeof scale);
-  return tiny ? splat(0.0f) : p * scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  const f8 y = p * scale;
+  std::memcpy(&bits, &y, sizeof bits);
+  bits &= keep;
+  f8 out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
 }
 
 // Rows r0 .. r0+7 of the transposed score tile st[Bc][ld] (st[cc * ld + r]): live keys of row
@@ -85,6 +96,72 @@ inline void softmax_chunk8(float* st, int ld, int r0, int Bc, const int* lo, con
     float* col = st + cc * ld + r0;
     const i8 live = (vlo <= cc) & (vhi > cc);
     const f8 p = exp_nonpositive((live ? load(col) : ninf) - base);
+    store(col, p);
+    sum += p;
+  }
+  store(l + r0, load(l + r0) * a + sum);
+  store(alpha, a);
+}
+
+// st[key * ld + q] = sum_h k[key * k_ld + h] * qt[h * ld + q] for keys < nk (a multiple of
+// scores_mr) and queries < nq (a multiple of 16): the transposed score tile S^T = K Q^T of a tile
+// that every query row sees whole. Also cmax[q] = max over the keys < valid (<= nk; the rest are
+// padding) of st[. * ld + q], the row max the softmax pass then need not search for. Query strips
+// of 16 are the outer loop so that a strip's max stays in registers; each 6 x 16 block keeps 12
+// accumulators in registers.
+inline constexpr int scores_mr = 6; // keys per register block of scores_with_max
+
+inline void scores_with_max(int nk, int valid, int nq, int H, const float* k, int k_ld,
+                            const float* qt, float* st, int ld, float* cmax) {
+  constexpr int MR = scores_mr;
+  for (int n0 = 0; n0 < nq; n0 += 16) {
+    f8 mx0 = splat(-__builtin_inff()), mx1 = mx0;
+    for (int m0 = 0; m0 < nk; m0 += MR) {
+      f8 a0[MR], a1[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+        a0[r] = a1[r] = splat(0.0f);
+      const float* kr = k + m0 * k_ld;
+      const float* b = qt + n0;
+      for (int h = 0; h < H; ++h) {
+        const f8 b0 = load(b + h * ld), b1 = load(b + h * ld + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          const f8 x = splat(kr[r * k_ld + h]);
+          a0[r] += x * b0;
+          a1[r] += x * b1;
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        store(st + (m0 + r) * ld + n0, a0[r]);
+        store(st + (m0 + r) * ld + n0 + 8, a1[r]);
+        if (m0 + r < valid) {
+          mx0 = a0[r] > mx0 ? a0[r] : mx0;
+          mx1 = a1[r] > mx1 ? a1[r] : mx1;
+        }
+      }
+    }
+    store(cmax + n0, mx0);
+    store(cmax + n0 + 8, mx1);
+  }
+}
+
+// softmax_chunk8 for a tile whose first nk keys every row of the chunk sees, given the rows'
+// max over them (cmax, from scores_with_max): one pass, no masking; keys from nk on are left
+// as they are (the P V product reads only nk).
+inline void softmax_full_chunk8(float* st, int ld, int r0, int nk, const float* cmax, float* m,
+                                float* l, float* alpha) {
+  const f8 mx = load(cmax + r0);
+  const f8 m_old = load(m + r0);
+  const f8 m_new = mx > m_old ? mx : m_old;
+  const f8 base = m_new == splat(-__builtin_inff()) ? splat(0.0f) : m_new;
+  const f8 a = exp_nonpositive(m_old - base);
+  store(m + r0, m_new);
+  f8 sum = splat(0.0f);
+  for (int cc = 0; cc < nk; ++cc) {
+    float* col = st + cc * ld + r0;
+    const f8 p = exp_nonpositive(load(col) - base);
     store(col, p);
     sum += p;
   }

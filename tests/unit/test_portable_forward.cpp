@@ -42,6 +42,19 @@ TEST_CASE("portable: (T, S) = (1023, 1024), causal, fp32") {
   check_portable(s);
 }
 
+// The host forward's fast path (96x96 tiles, 6x16 register blocks, the row max taken in the
+// Q K^T product, the O rescale folded into P V) at the codelab's head dim over many tiles:
+// 1000 = 10 x 96 + 40 leaves a partial last tile, and GQA shares each K/V tile between heads.
+TEST_CASE("portable: head dim 64, T = S = 1000, GQA, causal and not, f32 and bf16") {
+  for (DType t : {DType::f32, DType::bf16})
+    for (bool causal : {false, true}) {
+      Spec s = spec_of(1, 1000, 1000, 2, 1, 64, 64, t);
+      s.opt.causal = causal;
+      INFO(to_string(t), " causal=", causal);
+      check_portable(s);
+    }
+}
+
 TEST_CASE("semantics/causal: portable top_left with T = S, T < S, T > S, every dtype") {
   for (DType t : all_dtypes)
     for (auto [T, S] : {std::pair{130, 130}, std::pair{40, 150}, std::pair{150, 40}}) {
