@@ -41,14 +41,27 @@ enum : std::int64_t {
   uid_scale_o,
   uid_amax_s,
   uid_amax_o,
+  uid_descale_o, // FP8 backward factors, in the order of Fp8BackwardScales
+  uid_descale_do,
+  uid_descale_dp,
+  uid_scale_dp,
+  uid_scale_dq,
+  uid_scale_dk,
+  uid_scale_dv,
+  uid_amax_dq,
+  uid_amax_dk,
+  uid_amax_dv,
+  uid_amax_dp,
   uid_seq_q, // varlen: per-batch lengths, then the ragged offsets (max_ragged of them)
   uid_seq_kv,
   uid_ragged0
 };
 
-// FP8 factors the caller left out: 1.0 for the six inputs, two scratch floats for the amax
-// outputs (written, never read back). One buffer per device, made on first use.
-constexpr int fp8_default_count = 8;
+// FP8 factors the caller left out: one 1.0 that every missing input factor reads, then one
+// scratch float per amax output of a graph (written, never read back; the backward has four).
+// One buffer per device, made on first use.
+constexpr int fp8_amax_scratch = 4;
+constexpr int fp8_default_count = 1 + fp8_amax_scratch;
 
 fe::DataType_t fe_type(DType t) {
   switch (t) {
@@ -150,9 +163,10 @@ void output(const std::shared_ptr<TA>& t, std::int64_t uid, std::vector<std::int
   ragged.attach(*t, which);
 }
 
-// Mask, scale and bias settings shared by the forward and backward attributes.
+// Scale and mask band: every SDPA attribute set has these (the FP8 backward's has no more of
+// set_common's: the backend refuses the rest for it).
 template <class Attr>
-void set_common(Graph& g, const GraphSpec& s, Attr& attr) {
+void set_scale_and_band(const GraphSpec& s, Attr& attr) {
   attr.set_attn_scale(s.scale);
   if (s.right_bound >= 0)
     attr.set_diagonal_band_right_bound(static_cast<int>(s.right_bound));
@@ -160,6 +174,12 @@ void set_common(Graph& g, const GraphSpec& s, Attr& attr) {
     attr.set_diagonal_band_left_bound(static_cast<int>(s.left_bound));
   attr.set_diagonal_alignment(s.bottom_right ? fe::DiagonalAlignment_t::BOTTOM_RIGHT
                                              : fe::DiagonalAlignment_t::TOP_LEFT);
+}
+
+// Mask, scale and bias settings shared by the forward and backward attributes.
+template <class Attr>
+void set_common(Graph& g, const GraphSpec& s, Attr& attr) {
+  set_scale_and_band(s, attr);
   if (s.bias) {
     auto bias = g.tensor(TA().set_name("bias")
                              .set_uid(uid_bias)
@@ -228,6 +248,44 @@ void add_forward_fp8(Graph& g, const GraphSpec& s) {
   }
 }
 
+// The FP8 backward (cuDNN's sdpa_fp8_backward): batched, no bias, ALiBi, dropout or varlen
+// (cudnn_backend.cpp refuses those first). The forward's factors (descale_q/k/v, descale_s,
+// scale_s) recompute and re-quantise P as the forward did; O is in q's FP8 format, dO in its own,
+// dQ/dK/dV in grad_dtype. cuDNN's "dP" is our Fp8BackwardScales' dp.
+void add_backward_fp8(Graph& g, const GraphSpec& s) {
+  const Ragged r;
+  auto q = input(g, "Q", uid_q, {s.B, s.N, s.T, s.H}, s.q, r, rt_q);
+  auto k = input(g, "K", uid_k, {s.B, s.K, s.S, s.H}, s.k, r, rt_k);
+  auto v = input(g, "V", uid_v, {s.B, s.K, s.S, s.Hv}, s.v, r, rt_v);
+  auto o = input(g, "O", uid_o, {s.B, s.N, s.T, s.Hv}, s.o, r, rt_o);
+  auto dout = input(g, "dO", uid_do, {s.B, s.N, s.T, s.Hv}, s.dout, r, rt_do);
+  dout->set_data_type(fe_type(s.dout_dtype));
+  auto stats = input(g, "Stats", uid_stats, {s.B, s.N, s.T, 1}, s.lse_stride, r, rt_stats);
+  stats->set_data_type(fe::DataType_t::FLOAT);
+  auto attr = fe::graph::SDPA_fp8_backward_attributes()
+                  .set_name("kokkosattn_sdpa_fp8_backward")
+                  .set_deterministic_algorithm(s.deterministic);
+  set_scale_and_band(s, attr);
+  auto [dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp] = g.sdpa_fp8_backward(
+      q, k, v, o, dout, stats, fp8_factor(g, "descale_q", uid_descale_q),
+      fp8_factor(g, "descale_k", uid_descale_k), fp8_factor(g, "descale_v", uid_descale_v),
+      fp8_factor(g, "descale_o", uid_descale_o), fp8_factor(g, "descale_dO", uid_descale_do),
+      fp8_factor(g, "descale_s", uid_descale_s), fp8_factor(g, "descale_dP", uid_descale_dp),
+      fp8_factor(g, "scale_s", uid_scale_s), fp8_factor(g, "scale_dQ", uid_scale_dq),
+      fp8_factor(g, "scale_dK", uid_scale_dk), fp8_factor(g, "scale_dV", uid_scale_dv),
+      fp8_factor(g, "scale_dP", uid_scale_dp), attr);
+  output(dq, uid_dq, {s.B, s.N, s.T, s.H}, s.dq, r, rt_dq);
+  output(dk, uid_dk, {s.B, s.K, s.S, s.H}, s.dk, r, rt_dk);
+  output(dv, uid_dv, {s.B, s.K, s.S, s.Hv}, s.dv, r, rt_dv);
+  for (auto& t : {dq, dk, dv})
+    t->set_data_type(fe_type(s.grad_dtype));
+  for (auto& [t, uid] : {std::pair{amax_dq, uid_amax_dq}, std::pair{amax_dk, uid_amax_dk},
+                         std::pair{amax_dv, uid_amax_dv}, std::pair{amax_dp, uid_amax_dp}}) {
+    output(t, uid, {1, 1, 1, 1}, {1, 1, 1, 1}, r, rt_o);
+    t->set_data_type(fe::DataType_t::FLOAT);
+  }
+}
+
 void add_forward(Graph& g, const GraphSpec& s) {
   const Ragged r = make_ragged(g, s);
   auto q = input(g, "Q", uid_q, {s.B, s.N, s.T, s.H}, s.q, r, rt_q);
@@ -276,7 +334,9 @@ std::shared_ptr<Entry> build(const GraphSpec& s, cudnnHandle_t handle) {
   g->set_io_data_type(fe_type(s.dtype))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
-  if (s.backward)
+  if (s.backward && s.fp8())
+    add_backward_fp8(*g, s);
+  else if (s.backward)
     add_backward(*g, s);
   else if (s.fp8())
     add_forward_fp8(*g, s);
@@ -347,7 +407,7 @@ public:
   float* fp8_defaults(int device) {
     if (auto it = fp8_defaults_.find(device); it != fp8_defaults_.end())
       return it->second;
-    float host[fp8_default_count] = {1, 1, 1, 1, 1, 1, 0, 0};
+    float host[fp8_default_count] = {1}; // then zeros: the amax scratch
     void* d = nullptr;
     check_cuda(cudaMalloc(&d, sizeof host), "cudaMalloc(fp8 default factors)");
     check_cuda(cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice),
@@ -402,8 +462,42 @@ struct RunValues {
   const Options* options = nullptr; // dropout seed and offset
   const Fp8Scales* fp8 = nullptr;
   const ForwardProblem* forward = nullptr;   // varlen: lengths, offsets, out/lse for the fix-up
-  const BackwardProblem* backward = nullptr; // varlen backward: its gradients
+  const BackwardProblem* backward = nullptr; // varlen backward: its gradients; FP8: its factors
 };
+
+// The FP8 factors of the graph into the pack: the caller's tensors, or the device defaults (1.0
+// for an input factor, a scratch float per amax output) where the caller gave none.
+void fp8_factors(const GraphSpec& s, const RunValues& values, float* defaults,
+                 std::unordered_map<std::int64_t, void*>& pack) {
+  const Fp8Scales& f = *values.fp8;
+  std::vector<std::pair<std::int64_t, const Tensor*>> inputs = {{uid_descale_q, &f.descale_q},
+                                                                {uid_descale_k, &f.descale_k},
+                                                                {uid_descale_v, &f.descale_v},
+                                                                {uid_descale_s, &f.descale_s},
+                                                                {uid_scale_s, &f.scale_s}};
+  std::vector<std::pair<std::int64_t, const Tensor*>> amax;
+  if (!s.backward) {
+    inputs.emplace_back(uid_scale_o, &f.scale_o);
+    amax = {{uid_amax_s, &f.amax_s}, {uid_amax_o, &f.amax_o}};
+  } else {
+    const Fp8BackwardScales& b = values.backward->fp8;
+    inputs.insert(inputs.end(), {{uid_descale_o, &b.descale_o},
+                                 {uid_descale_do, &b.descale_dout},
+                                 {uid_descale_dp, &b.descale_dp},
+                                 {uid_scale_dp, &b.scale_dp},
+                                 {uid_scale_dq, &b.scale_dq},
+                                 {uid_scale_dk, &b.scale_dk},
+                                 {uid_scale_dv, &b.scale_dv}});
+    amax = {{uid_amax_dq, &b.amax_dq},
+            {uid_amax_dk, &b.amax_dk},
+            {uid_amax_dv, &b.amax_dv},
+            {uid_amax_dp, &b.amax_dp}};
+  }
+  for (const auto& [uid, t] : inputs)
+    pack[uid] = t->defined() ? t->data : defaults;
+  for (std::size_t i = 0; i < amax.size(); ++i)
+    pack[amax[i].first] = amax[i].second->defined() ? amax[i].second->data : defaults + 1 + i;
+}
 
 // ------------------------------------------------------------------ varlen (cudnn_varlen.hpp)
 
@@ -569,15 +663,8 @@ void execute(const GraphSpec& spec, std::unordered_map<std::int64_t, void*>& pac
     pack[uid_seed] = e->rng;
     pack[uid_offset] = static_cast<std::int64_t*>(e->rng) + 1;
   }
-  if (spec.fp8() && !spec.backward) {
-    float* defaults = c.fp8_defaults(spec.device);
-    const Tensor* given[fp8_default_count] = {&values.fp8->descale_q, &values.fp8->descale_k,
-                                              &values.fp8->descale_v, &values.fp8->descale_s,
-                                              &values.fp8->scale_s,   &values.fp8->scale_o,
-                                              &values.fp8->amax_s,    &values.fp8->amax_o};
-    for (int i = 0; i < fp8_default_count; ++i)
-      pack[uid_descale_q + i] = given[i]->defined() ? given[i]->data : defaults + i;
-  }
+  if (spec.fp8())
+    fp8_factors(spec, values, c.fp8_defaults(spec.device), pack);
   if (spec.varlen())
     varlen_before(spec, *e, values, pack, stream);
   check_cudnn(cudnnSetStream(h, stream), "cudnnSetStream");

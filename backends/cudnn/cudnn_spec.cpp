@@ -86,6 +86,8 @@ GraphSpec make_spec(const BackwardProblem& p, const Dims& d, int device, void* s
   g.deterministic = p.forward.options.deterministic;
   g.dout = bhsd(p.dout, d.T), g.dq = bhsd(p.dq, d.T), g.dk = bhsd(p.dk, d.S),
   g.dv = bhsd(p.dv, d.S);
+  g.dout_dtype = p.dout.dtype;
+  g.grad_dtype = p.dq.dtype; // dk, dv share it (validated)
   if (g.varlen()) {
     // The backward reads a copy of the LSE with -inf made +inf (cudnn_varlen's stats kernel):
     // padded [B, N, T], packed [total_q, N] like the forward's scratch.
@@ -142,6 +144,7 @@ std::string GraphSpec::key() const {
   if (backward) {
     append(bytes, deterministic);
     append(bytes, dout), append(bytes, dq), append(bytes, dk), append(bytes, dv);
+    append(bytes, dout_dtype), append(bytes, grad_dtype);
     append(bytes, dbias);
     if (dbias)
       append(bytes, dbias_stride);
@@ -151,8 +154,11 @@ std::string GraphSpec::key() const {
 
 std::string GraphSpec::describe() const {
   std::ostringstream os;
-  os << (backward ? "backward " : "forward ") << to_string(dtype) << " B=" << B << " T=" << T
-     << " S=" << S << " N=" << N << " K=" << K << " H=" << H << " Hv=" << Hv;
+  os << (fp8() ? "FP8 " : "") << (backward ? "backward " : "forward ") << to_string(dtype);
+  if (backward && fp8())
+    os << " (dout " << to_string(dout_dtype) << ", dq/dk/dv " << to_string(grad_dtype) << ")";
+  os << " B=" << B << " T=" << T << " S=" << S << " N=" << N << " K=" << K << " H=" << H
+     << " Hv=" << Hv;
   if (left_bound >= 0 || right_bound >= 0)
     os << " band(left=" << left_bound << " exclusive, right=" << right_bound << ", "
        << (bottom_right ? "bottom_right" : "top_left") << ")";

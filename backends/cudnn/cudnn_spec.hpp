@@ -44,6 +44,9 @@ struct GraphSpec {
   bool backward = false;
   bool deterministic = false;
   Strides4 dout{}, dq{}, dk{}, dv{};
+  // dO's and dQ/dK/dV's dtypes: `dtype` except in FP8 backwards (dO in either FP8 format,
+  // dQ/dK/dV in dO's or f16/bf16; docs/semantics.md).
+  DType dout_dtype = DType::bf16, grad_dtype = DType::bf16;
   bool dbias = false; // the bias gradient, same dims as the bias
   Strides4 dbias_stride{};
   // Varlen: cuDNN sees [B, heads, T, dim] with T, S the longest lengths, a padding mask from

@@ -450,9 +450,10 @@ Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
   return d;
 }
 
-// A gradient tensor: same shape, dtype and memory space as its counterpart.
+// A gradient tensor: same shape, dtype (unless `same_dtype` is false: FP8 backwards, checked by
+// check_fp8_gradient_dtypes) and memory space as its counterpart.
 void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
-                const std::string& ref_name) {
+                const std::string& ref_name, bool same_dtype = true) {
   if (!t.defined())
     fail(name + ": expected a tensor of shape " + ref.shape_string() + " like " + ref_name +
          ", got none (rank 0)");
@@ -466,10 +467,64 @@ void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
   for (int d = 0; d < t.rank; ++d)
     dims.push_back("dim" + str(std::int64_t{d}));
   check_storage(t, name, dims);
-  expect_dtype(t, name, ref.dtype, ref_name);
+  if (same_dtype)
+    expect_dtype(t, name, ref.dtype, ref_name);
   if (t.space != ref.space)
     fail(name + ": expected memory space " + str(ref.space) + " like " + ref_name + ", got " +
          str(t.space));
+}
+
+std::vector<NamedTensor> fp8_backward_tensors(const Fp8BackwardScales& f) {
+  return {{&f.descale_o, "fp8.descale_o"},   {&f.descale_dout, "fp8.descale_dout"},
+          {&f.descale_dp, "fp8.descale_dp"}, {&f.scale_dp, "fp8.scale_dp"},
+          {&f.scale_dq, "fp8.scale_dq"},     {&f.scale_dk, "fp8.scale_dk"},
+          {&f.scale_dv, "fp8.scale_dv"},     {&f.amax_dq, "fp8.amax_dq"},
+          {&f.amax_dk, "fp8.amax_dk"},       {&f.amax_dv, "fp8.amax_dv"},
+          {&f.amax_dp, "fp8.amax_dp"}};
+}
+
+// FP8 backward gradients: dout in either FP8 format (TransformerEngine's HYBRID recipe pairs an
+// e4m3 forward with e5m2 gradients); dq, dk, dv share one dtype, dout's format or f16 / bf16.
+void check_fp8_gradient_dtypes(const BackwardProblem& p) {
+  const DType q = p.forward.q.dtype;
+  if (!is_fp8(p.dout.dtype))
+    fail("dout: expected dtype f8_e4m3 or f8_e5m2 with q of dtype " + str(q) +
+         " (FP8 backward), got " + str(p.dout.dtype));
+  const DType g = p.dq.dtype;
+  if (g != p.dout.dtype && g != DType::f16 && g != DType::bf16)
+    fail("dq: expected dtype " + str(p.dout.dtype) +
+         " like dout, or f16 / bf16 (FP8 backward gradients), got " + str(g));
+  expect_dtype(p.dk, "dk", g, "dq");
+  expect_dtype(p.dv, "dv", g, "dq");
+}
+
+// The FP8 backward's factors (f32 [1], each optional, in q's memory space; amax_* are outputs).
+// None for other problems; no scale_dq/dk/dv for f16/bf16 gradients (they are not scaled).
+void check_fp8_backward_scales(const BackwardProblem& p) {
+  const Tensor& q = p.forward.q;
+  const std::vector<NamedTensor> scales = fp8_backward_tensors(p.fp8);
+  for (const NamedTensor& n : scales) {
+    if (!n.t->defined())
+      continue; // optional: a missing descale/scale is 1, a missing amax is not reported
+    if (!is_fp8(q.dtype))
+      fail(std::string(n.name) + ": expected not given unless q is f8_e4m3 or f8_e5m2, got " +
+           n.t->shape_string() + " with q of dtype " + str(q.dtype));
+    if (n.t->rank != 1 || ext(*n.t, 0) != 1)
+      fail(std::string(n.name) + ": expected shape [1] (one per-tensor factor), got " +
+           shape_of(*n.t));
+    check_storage(*n.t, n.name, {"1"});
+    expect_dtype(*n.t, n.name, DType::f32, "");
+    if (n.t->space != q.space)
+      fail(std::string(n.name) + ": expected memory space " + str(q.space) + " like q, got " +
+           str(n.t->space));
+  }
+  if (!is_fp8(q.dtype) || is_fp8(p.dq.dtype))
+    return;
+  for (const NamedTensor& n : scales)
+    if (n.t->defined() &&
+        (n.t == &p.fp8.scale_dq || n.t == &p.fp8.scale_dk || n.t == &p.fp8.scale_dv))
+      fail(std::string(n.name) + ": expected not given with dq of dtype " + str(p.dq.dtype) +
+           " (f16 / bf16 gradients are not scaled), got " + n.t->shape_string());
 }
 
 } // namespace
@@ -483,12 +538,18 @@ Dims validate(const BackwardProblem& p) {
        {NamedTensor{&p.dout, "dout"}, NamedTensor{&p.dq, "dq"}, NamedTensor{&p.dk, "dk"},
         NamedTensor{&p.dv, "dv"}, NamedTensor{&p.dbias, "dbias"}})
     check_not_half_given(*n.t, n.name);
+  for (const NamedTensor& n : fp8_backward_tensors(p.fp8))
+    check_not_half_given(*n.t, n.name);
   const ForwardProblem& f = p.forward;
   const Dims d = validate_forward(f, /*out_is_output=*/false);
-  check_like(p.dout, "dout", f.out, "out");
-  check_like(p.dq, "dq", f.q, "q");
-  check_like(p.dk, "dk", f.k, "k");
-  check_like(p.dv, "dv", f.v, "v");
+  const bool fp8 = is_fp8(f.q.dtype); // gradient dtypes: check_fp8_gradient_dtypes
+  check_like(p.dout, "dout", f.out, "out", !fp8);
+  check_like(p.dq, "dq", f.q, "q", !fp8);
+  check_like(p.dk, "dk", f.k, "k", !fp8);
+  check_like(p.dv, "dv", f.v, "v", !fp8);
+  if (fp8)
+    check_fp8_gradient_dtypes(p);
+  check_fp8_backward_scales(p);
   if (p.dbias.defined()) {
     if (!f.extras.bias.defined())
       fail("dbias: expected only with extras.bias (it is the gradient of the bias), got " +

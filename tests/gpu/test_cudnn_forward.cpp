@@ -188,7 +188,9 @@ TEST_CASE("cudnn/errors: refusals name the argument") {
   Spec f = make(DType::f32, 1, 16, 16, 2, 2, 64);
   const auto rf = run_cudnn_case(f);
   CHECK_FALSE(rf.supported);
-  CHECK(rf.reason.find("bf16 or f16") != std::string::npos);
+  // Names the argument, the dtypes cuDNN takes (bf16, f16 and the FP8 ones) and what came.
+  CHECK(rf.reason.find("q: expected bf16, f16") != std::string::npos);
+  CHECK(rf.reason.find("got f32") != std::string::npos);
   Spec h = make(DType::bf16, 1, 16, 16, 2, 2, 60);
   const auto rh = run_cudnn_case(h);
   CHECK_FALSE(rh.supported);

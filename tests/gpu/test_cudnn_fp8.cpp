@@ -297,24 +297,3 @@ TEST_CASE("cudnn/fp8: other head dims and e5m2 are served or refused by cuDNN, n
       CHECK(r.reason.find("cuDNN") != std::string::npos);
   }
 }
-
-TEST_CASE("cudnn/fp8: the backward is refused with the reason") {
-  Spec s;
-  s.dtype = DType::bf16; // host data only for shapes; dtypes are switched below
-  s.B = 1, s.T = 16, s.S = 16, s.N = 2, s.K = 2, s.H = 64, s.Hv = 64;
-  Attn a(s);
-  kattn::test::DeviceCopy q(a.q.view), k(a.k.view), v(a.v.view), out(a.out.view), lse(a.lse.view()),
-      dout(a.dout.view), dq(a.dq.view), dk(a.dk.view), dv(a.dv.view);
-  kattn::BackwardProblem b = a.backward_problem(false);
-  b.forward.q = q.view(), b.forward.k = k.view(), b.forward.v = v.view();
-  b.forward.out = out.view(), b.forward.extras.lse = lse.view();
-  b.dout = dout.view(), b.dq = dq.view(), b.dk = dk.view(), b.dv = dv.view();
-  for (Tensor* x :
-       {&b.forward.q, &b.forward.k, &b.forward.v, &b.forward.out, &b.dout, &b.dq, &b.dk, &b.dv})
-    x->dtype = DType::f8_e4m3;
-  b.forward.options.backend = kattn::Backend::cudnn;
-  kattn::ExecContext x;
-  x.device = kattn::Device::cuda;
-  CHECK_THROWS_WITH_AS(kattn::run_backward(kattn::default_registry(), b, x),
-                       doctest::Contains("FP8 backward"), kattn::Unsupported);
-}

@@ -75,11 +75,33 @@ struct ForwardProblem {
   Options options;
 };
 
+// The FP8 backward's own per-tensor factors (f32, shape [1], in the memory space of q; each
+// optional like Fp8Scales'). The backward also reads forward.extras.fp8's descale_q/k/v and
+// scale_s/descale_s: it recomputes P from q and k and quantises it the way the forward did.
+// (Its scale_o, amax_s, amax_o belong to the forward: the backward neither reads nor writes them.)
+// A struct of the BackwardProblem rather than more members of Fp8Scales: a ForwardProblem then
+// cannot carry factors nothing reads, and one forward problem serves both passes unchanged.
+//   out = out8 * descale_o, dout = dout8 * descale_dout        (the inputs, dequantised)
+//   dp = scale * P o (dout.v^T - D), D_i = sum_h dout_ih out_ih  (the gradient of q.k^T: cuDNN's
+//        and TransformerEngine's "dP"); a kernel that quantises it for its FP8 dp.k and dp^T.q
+//        products stores dp * scale_dp and multiplies by descale_dp afterwards
+//   dq8 = round(dq * scale_dq) (likewise dk, dv) when dq/dk/dv are FP8; f16/bf16 gradients are
+//        not scaled (scale_dq/dk/dv must not be given then)
+// amax_dq, amax_dk, amax_dv, amax_dp are OUTPUTS: max|dq|, max|dk|, max|dv|, max|dp| before
+// scaling, for the delayed-scaling recipe (kokkosattn/fp8_scaling.hpp).
+struct Fp8BackwardScales {
+  Tensor descale_o, descale_dout;            // inputs: dequantisation factors of out8 and dout8
+  Tensor descale_dp, scale_dp;               // inputs: dp's dequantisation, quantisation factor
+  Tensor scale_dq, scale_dk, scale_dv;       // inputs: quantisation factors of FP8 gradients
+  Tensor amax_dq, amax_dk, amax_dv, amax_dp; // outputs: max|dq|, max|dk|, max|dv|, max|dp|
+};
+
 struct BackwardProblem {
   ForwardProblem forward; // q, k, v, out (the forward's output), extras (lse optional)
-  Tensor dout;            // like out
-  Tensor dq, dk, dv;      // like q, k, v
+  Tensor dout;            // like out (FP8 q: either FP8 format, see docs/semantics.md)
+  Tensor dq, dk, dv;      // like q, k, v (FP8 q: dout's format, or all three f16 / bf16)
   Tensor dbias;           // like extras.bias; required iff a gradient of the bias is wanted
+  Fp8BackwardScales fp8;  // FP8 backwards only (see Fp8BackwardScales)
 };
 
 // The sizes a validated problem describes, resolved once.
