@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gpu/cudnn_device_run.hpp"
+#include "gpu/fp8_host.hpp"
 #include "kokkosattn/fp8_scaling.hpp"
 
 namespace {
@@ -36,71 +37,13 @@ namespace {
 using kattn::DType;
 using kattn::Tensor;
 using kattn::test::Attn;
+using kattn::test::contiguous_view;
 using kattn::test::DeviceCopy;
+using kattn::test::Fp8Host;
+using kattn::test::quantised;
+using kattn::test::Scalar;
 using kattn::test::Spec;
 namespace fp8 = kattn::fp8;
-
-// FP8 codes of a contiguous tensor plus their dequantised values.
-struct Fp8Host {
-  std::vector<std::uint8_t> codes;
-  std::vector<double> real; // code * descale
-  Tensor view;
-  float descale = 1;
-};
-
-Tensor contiguous_view(void* data, DType t, std::vector<std::int64_t> ext) {
-  Tensor v;
-  v.data = data;
-  v.dtype = t;
-  v.rank = static_cast<int>(ext.size());
-  std::int64_t s = 1;
-  for (int d = v.rank - 1; d >= 0; --d) {
-    v.extent[static_cast<std::size_t>(d)] = ext[static_cast<std::size_t>(d)];
-    v.stride[static_cast<std::size_t>(d)] = s;
-    s *= ext[static_cast<std::size_t>(d)];
-  }
-  return v;
-}
-
-// Random N(0,1) values with rare N(0,10) outliers, quantised with scale = fp8_max / amax.
-Fp8Host quantised(DType t, const std::vector<std::int64_t>& ext, std::uint64_t seed) {
-  std::int64_t n = 1;
-  for (auto e : ext)
-    n *= e;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> base(0, 1), big(0, 10);
-  std::bernoulli_distribution rare(0.001);
-  std::vector<double> x(static_cast<std::size_t>(n));
-  double amax = 0;
-  for (double& v : x) {
-    v = base(rng) + (rare(rng) ? big(rng) : 0.0);
-    amax = std::max(amax, std::abs(v));
-  }
-  fp8::DelayedScaling s(t);
-  s.record(amax);
-  s.update();
-  Fp8Host h;
-  h.descale = static_cast<float>(s.scale_inv());
-  const double scale = 1.0 / static_cast<double>(h.descale); // exactly what the device undoes
-  for (double v : x) {
-    h.codes.push_back(fp8::encode(v * scale, t));
-    h.real.push_back(fp8::decode(h.codes.back(), t) * static_cast<double>(h.descale));
-  }
-  h.view = contiguous_view(h.codes.data(), t, ext);
-  return h;
-}
-
-// One f32 [1] device scalar.
-struct Scalar {
-  float host = 0;
-  Tensor view = contiguous_view(&host, DType::f32, {1});
-  DeviceCopy dev;
-  explicit Scalar(float v) : host(v), dev(view) {}
-  float read() {
-    dev.download();
-    return host;
-  }
-};
 
 struct Fp8Result {
   bool supported = false;
@@ -114,9 +57,9 @@ struct Fp8Result {
 Fp8Result run_fp8(DType t, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t H,
                   bool causal) {
   const std::int64_t B = 2;
-  Fp8Host q = quantised(t, {B, T, N, H}, 101 + static_cast<std::uint64_t>(T + H));
-  Fp8Host k = quantised(t, {B, S, N, H}, 202 + static_cast<std::uint64_t>(S + H));
-  Fp8Host v = quantised(t, {B, S, N, H}, 303 + static_cast<std::uint64_t>(S + N));
+  Fp8Host q = quantised(t, {B, T, N, H}, 101 + static_cast<std::uint64_t>(T + H), 10);
+  Fp8Host k = quantised(t, {B, S, N, H}, 202 + static_cast<std::uint64_t>(S + H), 10);
+  Fp8Host v = quantised(t, {B, S, N, H}, 303 + static_cast<std::uint64_t>(S + N), 10);
 
   Spec s64;
   s64.dtype = DType::f64;

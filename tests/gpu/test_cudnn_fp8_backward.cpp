@@ -43,6 +43,7 @@
 
 #include "cudnn/cudnn.hpp"
 #include "gpu/cudnn_case.hpp"
+#include "gpu/fp8_host.hpp"
 #include "kokkosattn/fp8_scaling.hpp"
 
 namespace {
@@ -50,7 +51,11 @@ namespace {
 using kattn::Alignment;
 using kattn::DType;
 using kattn::Tensor;
+using kattn::test::contiguous_view;
 using kattn::test::DeviceCopy;
+using kattn::test::Fp8Host;
+using kattn::test::quantised;
+using kattn::test::Scalar;
 namespace fp8 = kattn::fp8;
 
 struct Case {
@@ -79,72 +84,6 @@ std::string describe(const Case& c) {
     s += " deterministic";
   return s;
 }
-
-Tensor contiguous_view(void* data, DType t, const std::vector<std::int64_t>& ext) {
-  Tensor v;
-  v.data = data;
-  v.dtype = t;
-  v.rank = static_cast<int>(ext.size());
-  std::int64_t s = 1;
-  for (int d = v.rank - 1; d >= 0; --d) {
-    v.extent[static_cast<std::size_t>(d)] = ext[static_cast<std::size_t>(d)];
-    v.stride[static_cast<std::size_t>(d)] = s;
-    s *= ext[static_cast<std::size_t>(d)];
-  }
-  return v;
-}
-
-// FP8 codes of a contiguous tensor and their dequantised values (code * descale).
-struct Fp8Host {
-  std::vector<std::uint8_t> codes;
-  std::vector<double> real;
-  float descale = 1;
-  Tensor view;
-};
-
-// N(0,1) + N(0,100) * Bernoulli(0.001) (BRIEF's outliers), quantised with scale = fp8_max / amax.
-Fp8Host quantised(DType t, const std::vector<std::int64_t>& ext, std::uint64_t seed) {
-  std::int64_t n = 1;
-  for (auto e : ext)
-    n *= e;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> base(0, 1), big(0, 100);
-  std::bernoulli_distribution rare(0.001);
-  std::vector<double> x(static_cast<std::size_t>(n));
-  double amax = 0;
-  for (double& v : x) {
-    v = base(rng) + (rare(rng) ? big(rng) : 0.0);
-    amax = std::max(amax, std::abs(v));
-  }
-  fp8::DelayedScaling s(t);
-  s.record(amax);
-  s.update();
-  Fp8Host h;
-  h.descale = static_cast<float>(s.scale_inv());
-  const double scale = 1.0 / static_cast<double>(h.descale);
-  for (double v : x) {
-    h.codes.push_back(fp8::encode(v * scale, t));
-    h.real.push_back(fp8::decode(h.codes.back(), t) * static_cast<double>(h.descale));
-  }
-  h.view = contiguous_view(h.codes.data(), t, ext);
-  return h;
-}
-
-// One f32 [1] device scalar.
-struct Scalar {
-  float host = 0;
-  Tensor view = contiguous_view(&host, DType::f32, {1});
-  DeviceCopy dev;
-  explicit Scalar(float v) : host(v), dev(view) {}
-  void set(float v) {
-    host = v;
-    dev.upload();
-  }
-  float read() {
-    dev.download();
-    return host;
-  }
-};
 
 // The factors a run uses, as the floats the device reads.
 struct Factors {
@@ -309,10 +248,10 @@ double smallest_subnormal(DType t) {
 Result run_case(const Case& c) {
   const std::int64_t B = c.B, T = c.T, S = c.S, N = c.N, K = c.K, H = c.H;
   const auto seed = static_cast<std::uint64_t>(T * 7 + S * 3 + N + K * 5 + H);
-  Fp8Host q = quantised(c.fwd, {B, T, N, H}, 11 + seed);
-  Fp8Host k = quantised(c.fwd, {B, S, K, H}, 22 + seed);
-  Fp8Host v = quantised(c.fwd, {B, S, K, H}, 33 + seed);
-  Fp8Host dout = quantised(c.grad, {B, T, N, H}, 44 + seed);
+  Fp8Host q = quantised(c.fwd, {B, T, N, H}, 11 + seed, 100);
+  Fp8Host k = quantised(c.fwd, {B, S, K, H}, 22 + seed, 100);
+  Fp8Host v = quantised(c.fwd, {B, S, K, H}, 33 + seed, 100);
+  Fp8Host dout = quantised(c.grad, {B, T, N, H}, 44 + seed, 100);
 
   // The f64 reference on the dequantised inputs.
   kattn::test::Spec s64;
