@@ -71,6 +71,23 @@ struct CudaResult {
   std::vector<double> out, ref_out, lse, ref_lse;
 };
 
+// A forward-test problem with H == Hv and a seed from its sizes; `salt` keeps the inputs of
+// two test files apart.
+inline Spec cuda_spec(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N,
+                      std::int64_t K, std::int64_t H, std::uint64_t salt = 0) {
+  Spec s;
+  s.dtype = t;
+  s.B = B, s.T = T, s.S = S, s.N = N, s.K = K, s.H = H, s.Hv = H;
+  s.seed = static_cast<std::uint64_t>(T * 131 + S * 7 + H + N) + salt;
+  return s;
+}
+
+inline Spec causal(Spec s, Alignment a) {
+  s.opt.causal = true;
+  s.opt.alignment = a;
+  return s;
+}
+
 inline std::string cuda_spec_string(const Spec& s) {
   char buf[400];
   std::snprintf(buf, sizeof buf,

@@ -16,23 +16,14 @@ namespace {
 
 using kattn::Alignment;
 using kattn::DType;
+using kattn::test::causal;
 using kattn::test::cuda_matches;
 using kattn::test::run_cuda_case;
 using kattn::test::Spec;
 
 Spec make(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t K,
           std::int64_t H) {
-  Spec s;
-  s.dtype = t;
-  s.B = B, s.T = T, s.S = S, s.N = N, s.K = K, s.H = H, s.Hv = H;
-  s.seed = static_cast<std::uint64_t>(T * 131 + S * 7 + H + N);
-  return s;
-}
-
-Spec causal(Spec s, Alignment a) {
-  s.opt.causal = true;
-  s.opt.alignment = a;
-  return s;
+  return kattn::test::cuda_spec(t, B, T, S, N, K, H);
 }
 
 using TS = std::pair<std::int64_t, std::int64_t>;

@@ -17,6 +17,7 @@ namespace {
 
 using kattn::Alignment;
 using kattn::DType;
+using kattn::test::causal;
 using kattn::test::cuda_matches;
 using kattn::test::Spec;
 
@@ -36,17 +37,7 @@ bool on_sm90() {
 
 Spec make(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t K,
           std::int64_t H) {
-  Spec s;
-  s.dtype = t;
-  s.B = B, s.T = T, s.S = S, s.N = N, s.K = K, s.H = H, s.Hv = H;
-  s.seed = static_cast<std::uint64_t>(T * 131 + S * 7 + H + N + 90);
-  return s;
-}
-
-Spec causal(Spec s, Alignment a) {
-  s.opt.causal = true;
-  s.opt.alignment = a;
-  return s;
+  return kattn::test::cuda_spec(t, B, T, S, N, K, H, 90);
 }
 
 using TS = std::pair<std::int64_t, std::int64_t>;
