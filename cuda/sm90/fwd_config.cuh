@@ -9,7 +9,8 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-// Template knobs: 0 (or -1 for the on/off knobs) picks the tuned default. Consumer warpgroups:
+// Template knobs: 0 (or -1 for the on/off knobs) picks the base tile of the head dim; the
+// configurations the library instantiates are the aliases below. Base consumer warpgroups:
 // head dim 64: 3 (192 query rows, which halves the K/V traffic per FLOP that limits that head
 // dim); 128 and 256: 2. Head dim 256: key block 80 (S is 64 x 80 = 40 fp32 registers beside O's
 // 128, and Q 64 KB + 2 stages of K and V at 40 KB each fill the 227 KB of shared memory), no
@@ -57,6 +58,23 @@ struct FwdConfig {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory over the sm_90 limit");
   static_assert(kQColBlockBytes % 1024 == 0 && kKVColBlockBytes % 1024 == 0, "swizzle atoms");
 };
+
+// The configurations the library instantiates (inst/*.cu) and which problems get them
+// (tile_choice.cpp). Measured with kokkosattn_sm90_config_ab (docs/cuda-sm90.md, "Tile
+// configurations"): at S <= 4096 head dim 128 gains 5-29% from paired query blocks with a
+// double-buffered Q (K/V read once per pair, the next Q loads under this tile); above 4096 a
+// 192-key block amortises the per-block waits and barriers (+4-8%). Head dim 64 with causal
+// masks up to 1024 keys: 2 consumer warpgroups (128-row tiles waste less on the diagonal).
+template <bool kBf16>
+using Sm90H64 = FwdConfig<kBf16, 64>;
+template <bool kBf16>
+using Sm90H64ShortCausal = FwdConfig<kBf16, 64, 2, 0, 3, -1, 1, 1>;
+template <bool kBf16>
+using Sm90H128Short = FwdConfig<kBf16, 128, 0, 0, 0, -1, 2, 1>;
+template <bool kBf16>
+using Sm90H128Long = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1>;
+template <bool kBf16>
+using Sm90H256 = FwdConfig<kBf16, 256>;
 
 // Everything the kernel reads, passed once as a __grid_constant__ parameter.
 struct FwdArgs {

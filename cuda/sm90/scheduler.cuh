@@ -1,13 +1,15 @@
-// Persistent tile scheduler, static and deterministic. Default (head dims 64, 128): tiles are
-// ordered with the query blocks that see the most keys first (causal/windowed: the bottom
-// blocks) and heads varying fastest (CTAs running together share K/V in L2). Round r hands tiles
-// [r G, (r + 1) G) to the G CTAs, in snake order (odd rounds reversed) so that with decreasing
-// tile costs no CTA gets the heaviest tile of every round: close to longest-first.
-// Paired (Cfg::kPairedTiles, head dim 256): work item k = query blocks p and M - 1 - p of one
-// (batch, head), equal in cost under a causal mask, with p varying fastest, so CTAs running
-// together read the same K/V (at T = 512 the default order reads each K/V block from HBM once
-// per query block: HBM-bound, measured). CTA c runs item k G + c in rounds 2k (block p, the
-// shorter one) and 2k + 1 (block M - 1 - p, which finds the shorter one's keys in L2).
+// Persistent tile scheduler, static and deterministic. Single tiles (head dim 64's 192-row
+// configuration, fwd_config.cuh): tiles are ordered with the query blocks that see the most keys
+// first (causal/windowed: the bottom blocks) and heads varying fastest (CTAs running together
+// share K/V in L2). Round r hands tiles [r G, (r + 1) G) to the G CTAs, in snake order (odd
+// rounds reversed) so that with decreasing tile costs no CTA gets the heaviest tile of every
+// round: close to longest-first.
+// Paired (Cfg::kPairedTiles, the other configurations): work item k = query blocks p and
+// M - 1 - p of one (batch, head), equal in cost under a causal mask, with p varying fastest, so
+// CTAs running together read the same K/V (at T = 512 the single-tile order reads each K/V block
+// from HBM once per query block: HBM-bound, measured). CTA c runs item k G + c in rounds 2k
+// (block p, the shorter one) and 2k + 1 (block M - 1 - p, which finds the shorter one's keys in
+// L2).
 #pragma once
 
 #include "fwd_config.cuh"

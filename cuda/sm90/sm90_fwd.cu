@@ -14,6 +14,7 @@
 
 #include "host_utils.hpp"
 #include "inst/instances.hpp"
+#include "tile_choice.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
 
@@ -155,20 +156,27 @@ std::string unsupported_reason(const FlashFwdParams& p) {
 }
 
 std::string kernel_name(const FlashFwdParams& p) {
-  return std::string("sm90_fwd_") + (p.dtype == ElemType::bf16 ? "bf16" : "f16") + "_h" +
-         std::to_string(p.H);
+  return std::string("sm90_fwd_") + (p.dtype == ElemType::bf16 ? "bf16_" : "f16_") +
+         tile_name(choose_tile(p));
 }
 
 void run(const FlashFwdParams& p, CUstream_st* stream) {
+  if (p.H != 64 && p.H != 128 && p.H != 256) {
+    throw std::invalid_argument("sm90::run: head dim " + std::to_string(p.H) +
+                                " is not instantiated");
+  }
   const bool bf16 = p.dtype == ElemType::bf16;
-  if (p.H == 64) {
-    bf16 ? launch_bf16_h64(p, stream) : launch_f16_h64(p, stream);
-  } else if (p.H == 128) {
-    bf16 ? launch_bf16_h128(p, stream) : launch_f16_h128(p, stream);
-  } else if (p.H == 256) {
-    bf16 ? launch_bf16_h256(p, stream) : launch_f16_h256(p, stream);
-  } else {
-    throw std::invalid_argument("sm90::run: " + kernel_name(p) + " is not instantiated");
+  switch (choose_tile(p)) {
+  case TileChoice::h64:
+    return bf16 ? launch_bf16_h64(p, stream) : launch_f16_h64(p, stream);
+  case TileChoice::h64_short_causal:
+    return bf16 ? launch_bf16_h64_short_causal(p, stream) : launch_f16_h64_short_causal(p, stream);
+  case TileChoice::h128_short:
+    return bf16 ? launch_bf16_h128_short(p, stream) : launch_f16_h128_short(p, stream);
+  case TileChoice::h128_long:
+    return bf16 ? launch_bf16_h128_long(p, stream) : launch_f16_h128_long(p, stream);
+  case TileChoice::h256:
+    return bf16 ? launch_bf16_h256(p, stream) : launch_f16_h256(p, stream);
   }
 }
 

@@ -11,7 +11,7 @@ namespace kattn::cuda_kernels::sm90 {
 
 // Empty when this family serves `p`, else why not (e.g. "head dim 96 not instantiated").
 std::string unsupported_reason(const FlashFwdParams& p);
-// The kernel that would run, e.g. "sm90_fwd_bf16_h128".
+// The kernel that would run, e.g. "sm90_fwd_bf16_h128_paired_q2" (tile_choice.hpp).
 std::string kernel_name(const FlashFwdParams& p);
 // Enqueues the forward; the caller checked unsupported_reason(p) is empty.
 void run(const FlashFwdParams& p, CUstream_st* stream);

@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "fa_sweep.hpp"
 #include "kattn_cuda/flash_fwd.hpp"
 
 namespace {
@@ -27,15 +27,6 @@ using kattn::cuda_kernels::FlashFwdParams;
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    v.push_back(std::atoi(item.c_str()));
-  return v;
 }
 
 // bf16 / f16 bits of N(0,1)-ish values (sum of uniforms), from a fixed LCG: fast for 100 MB.
@@ -75,9 +66,9 @@ int main(int argc, char** argv) {
     if (a == "--repeats" && i + 1 < argc)
       repeats = std::atoi(argv[++i]);
     else if (a == "--T" && i + 1 < argc)
-      Ts = parse_list(argv[++i]);
+      Ts = kattn::cuda_tools::parse_int_list(argv[++i]);
     else if (a == "--H" && i + 1 < argc)
-      Hs = parse_list(argv[++i]);
+      Hs = kattn::cuda_tools::parse_int_list(argv[++i]);
     else if (a == "--f16")
       f16 = true;
     else {
@@ -116,22 +107,8 @@ int main(int argc, char** argv) {
     for (int H : Hs)
       for (int T : Ts)
         for (bool causal : {false, true}) {
-          FlashFwdParams p;
-          p.dtype = f16 ? ElemType::f16 : ElemType::bf16;
-          p.B = static_cast<int>(tokens) / T;
-          p.T = p.S = T;
-          p.N = p.K = static_cast<int>(hidden) / H;
-          p.H = p.Hv = H;
-          p.q = q, p.k = k, p.v = v, p.out = o, p.lse = lse;
-          const std::int64_t row = static_cast<std::int64_t>(hidden);
-          p.q_row_stride = p.k_row_stride = p.v_row_stride = p.o_row_stride = row;
-          p.q_head_stride = p.k_head_stride = p.v_head_stride = p.o_head_stride = H;
-          p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = row * T;
-          p.lse_batch_stride = static_cast<std::int64_t>(p.N) * T;
-          p.lse_head_stride = T;
-          p.lse_row_stride = 1;
-          p.scale = 1.f / std::sqrt(static_cast<float>(H));
-          p.window_right = causal ? 0 : -1;
+          FlashFwdParams p = kattn::cuda_tools::fa_sweep_params(
+              f16 ? ElemType::f16 : ElemType::bf16, T, H, causal, q, k, v, o, lse);
           const auto choice = kattn::cuda_kernels::choose_kernel(p);
           if (choice.family == kattn::cuda_kernels::KernelFamily::none) {
             std::printf("T=%d H=%d causal=%d: no kernel: %s\n", T, H, causal,

@@ -67,17 +67,47 @@ TEST_CASE("cuda/sm90/h256_long: 1000 x 777 (8 query tiles, 10 key blocks, the la
 
 TEST_CASE("cuda/sm90/persistent: more work items than SMs (CTAs run several tiles in turn)") {
   KATTN_REQUIRE_SM90();
-  // Head dim 256 schedules pairs of query blocks (p, M - 1 - p) of one (batch, head): 18 x 8 = 144
-  // pairs with M = 2, 17 x 8 = 136 causal, 2 x 9 x 8 = 144 with M = 3 (an odd block count: the
-  // middle block runs alone), each more than the 132 SMs of an H100/H200, so CTAs take a second
-  // item and the ring and Q buffer carry over. Head dims 128 and 64 schedule single tiles:
-  // 2 x 9 x 8 = 144 and 3 x 9 x 8 = 216.
+  // Paired configurations schedule pairs of query blocks (p, M - 1 - p) of one (batch, head):
+  // head dim 256 18 x 8 = 144 pairs with M = 2, 17 x 8 = 136 causal, 2 x 9 x 8 = 144 with M = 3
+  // (an odd block count: the middle block runs alone); head dim 128 (128-row tiles) and head dim
+  // 64 causal with few keys (128-row tiles) 2 x 9 x 8 = 144 with M = 4. Head dim 64's 192-row
+  // configuration schedules single tiles: 3 x 6 x 8 = 144. Each is more than the 132 SMs of an
+  // H100/H200, so CTAs take a second item and the ring and Q buffers carry over.
   cuda_matches(make(DType::bf16, 18, 129, 81, 8, 2, 256), sm90);
   cuda_matches(causal(make(DType::bf16, 17, 129, 100, 8, 4, 256), Alignment::top_left), sm90);
   cuda_matches(make(DType::f16, 9, 300, 40, 8, 2, 256), sm90);
   cuda_matches(causal(make(DType::f16, 9, 300, 70, 8, 8, 256), Alignment::bottom_right), sm90);
-  cuda_matches(make(DType::bf16, 9, 200, 40, 8, 2, 128), sm90);
+  cuda_matches(make(DType::bf16, 9, 400, 40, 8, 2, 128), sm90);
   cuda_matches(causal(make(DType::bf16, 9, 400, 30, 8, 8, 64), Alignment::bottom_right), sm90);
+  cuda_matches(make(DType::f16, 6, 400, 50, 8, 8, 64), sm90);
+}
+
+TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its boundaries") {
+  // tile_choice.hpp: head dim 128 switches to the 192-key-block configuration above 4096 keys
+  // (the batch maximum), head dim 64 to 128-row tiles for causal masks up to 1024 keys.
+  KATTN_REQUIRE_SM90();
+  const auto named = [](const Spec& s, const std::string& tile) {
+    const auto r = cuda_matches(s, sm90);
+    const std::string want =
+        std::string("sm90_fwd_") + (s.dtype == DType::bf16 ? "bf16_" : "f16_") + tile;
+    CHECK(r.kernel == want);
+  };
+  named(make(DType::bf16, 1, 64, 4096, 2, 1, 128), "h128_paired_q2");
+  named(make(DType::bf16, 1, 300, 4500, 2, 1, 128), "h128_n192_paired");
+  named(causal(make(DType::f16, 1, 4160, 4160, 1, 1, 128), Alignment::top_left),
+        "h128_n192_paired");
+  Spec w = make(DType::bf16, 1, 700, 4200, 2, 2, 128);
+  w.opt.window_left = 300;
+  w.opt.window_right = 20;
+  w.opt.alignment = Alignment::bottom_right;
+  named(w, "h128_n192_paired");
+  Spec v = make(DType::f16, 2, 200, 5000, 2, 2, 128); // padded: one batch past 4096 keys
+  v.q_lens = {200, 57};
+  v.k_lens = {4097, 5000};
+  named(causal(v, Alignment::bottom_right), "h128_n192_paired");
+  named(causal(make(DType::bf16, 2, 1024, 1024, 2, 2, 64), Alignment::top_left), "h64_m128_paired");
+  named(causal(make(DType::f16, 2, 900, 1025, 2, 1, 64), Alignment::bottom_right), "h64_m192");
+  named(make(DType::bf16, 2, 512, 512, 2, 2, 64), "h64_m192");
 }
 
 TEST_CASE("cuda/sm90/causal: both alignments, T < S, T > S (fully masked rows), decode") {
@@ -180,4 +210,16 @@ TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ra
       p.k_lens = {80, 3};
       cuda_matches(p, sm90);
     }
+  // The configurations the two cases above do not reach (tile_choice.hpp): head dim 64 without
+  // a causal mask (192-row tiles) and head dim 128 with more than 4096 keys (192-key blocks).
+  for (DType t : {DType::bf16, DType::f16}) {
+    Spec s = make(t, 2, 70, 90, 2, 1, 64);
+    s.q_lens = {70, 33};
+    s.k_lens = {90, 17};
+    cuda_matches(s, sm90);
+    Spec l = make(t, 2, 9, 4200, 2, 1, 128);
+    l.q_lens = {9, 4};
+    l.k_lens = {4200, 100};
+    cuda_matches(causal(l, Alignment::bottom_right), sm90);
+  }
 }

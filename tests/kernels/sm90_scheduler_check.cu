@@ -2,9 +2,10 @@
 // no GPU needed, so CI runs it. For every (query blocks M, batch B, heads N, grid G) in a range
 // that covers odd M, grids larger and smaller than the tile count and the H200's 132 SMs, every
 // tile (m, b, h) is produced exactly once over the rounds, and
-//  - default order (head dims 64/128): rounds hand out tiles with non-increasing m (the blocks
-//    that see the most keys under a causal mask first);
-//  - paired order (head dim 256, or kPairedT = 1): a CTA's odd round runs the partner
+// for each configuration the library instantiates (fwd_config.cuh):
+//  - single-tile order (head dim 64, 192-row tiles): rounds hand out tiles with non-increasing m
+//    (the blocks that see the most keys under a causal mask first);
+//  - paired order (every other configuration): a CTA's odd round runs the partner
 //    M - 1 - p of the block p it ran the round before, in the same (batch, head).
 // Exit 0 and one summary line when all hold; otherwise the first violation and exit 1.
 #include <cstdio>
@@ -80,11 +81,12 @@ bool check(const char* name, long& cases) {
 
 int main() {
   long cases = 0;
-  const bool ok =
-      check<FwdConfig<true, 128>>("default (h128)", cases) &&
-      check<FwdConfig<true, 64>>("default (h64)", cases) &&
-      check<FwdConfig<true, 256>>("paired (h256)", cases) &&
-      check<FwdConfig<true, 128, 0, 0, 0, -1, 1, 1>>("paired (h128, kPairedT=1)", cases);
+  const bool ok = check<Sm90H64<true>>("h64", cases) &&
+                  check<Sm90H64ShortCausal<true>>("h64 short causal", cases) &&
+                  check<Sm90H128Short<true>>("h128 short", cases) &&
+                  check<Sm90H128Long<true>>("h128 long", cases) &&
+                  check<Sm90H256<true>>("h256", cases) &&
+                  check<FwdConfig<true, 128, 0, 0, 0, -1, 1, 0>>("h128 single-tile order", cases);
   if (!ok)
     return 1;
   std::printf("sm90 scheduler: %ld (M, B, N, grid) cases, every tile exactly once, order holds\n",

@@ -1,4 +1,5 @@
-// The instantiated sm90 forward kernels, one file each (compile time stays per-file).
+// The instantiated sm90 forward kernels, one file each (compile time stays per-file);
+// tile_choice.hpp picks one per problem.
 #pragma once
 
 #include "kattn_cuda/flash_params.hpp"
@@ -8,10 +9,14 @@ struct CUstream_st;
 namespace kattn::cuda_kernels::sm90 {
 
 void launch_bf16_h64(const FlashFwdParams& p, CUstream_st* stream);
-void launch_bf16_h128(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h64_short_causal(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h128_short(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h128_long(const FlashFwdParams& p, CUstream_st* stream);
 void launch_bf16_h256(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h64(const FlashFwdParams& p, CUstream_st* stream);
-void launch_f16_h128(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h64_short_causal(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h128_short(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h128_long(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h256(const FlashFwdParams& p, CUstream_st* stream);
 
 } // namespace kattn::cuda_kernels::sm90

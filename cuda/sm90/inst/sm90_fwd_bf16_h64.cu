@@ -1,11 +1,11 @@
-// sm90 forward, bf16, head dim 64.
+// sm90 forward, bf16, head dim 64 (configurations: fwd_config.cuh).
 #include "../launch.cuh"
 #include "instances.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
 
 void launch_bf16_h64(const FlashFwdParams& p, CUstream_st* stream) {
-  launch_fwd<FwdConfig<true, 64>>(p, stream);
+  launch_fwd<Sm90H64<true>>(p, stream);
 }
 
 } // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,11 @@
+// sm90 forward, bf16, head dim 128, more than 4096 keys (configurations: fwd_config.cuh).
+#include "../launch.cuh"
+#include "instances.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+void launch_bf16_h128_long(const FlashFwdParams& p, CUstream_st* stream) {
+  launch_fwd<Sm90H128Long<true>>(p, stream);
+}
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,11 @@
+// sm90 forward, bf16, head dim 64, causal with up to 1024 keys (configurations: fwd_config.cuh).
+#include "../launch.cuh"
+#include "instances.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+void launch_bf16_h64_short_causal(const FlashFwdParams& p, CUstream_st* stream) {
+  launch_fwd<Sm90H64ShortCausal<true>>(p, stream);
+}
+
+} // namespace kattn::cuda_kernels::sm90

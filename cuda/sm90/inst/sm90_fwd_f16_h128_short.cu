@@ -1,0 +1,11 @@
+// sm90 forward, f16, head dim 128, up to 4096 keys (configurations: fwd_config.cuh).
+#include "../launch.cuh"
+#include "instances.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+void launch_f16_h128_short(const FlashFwdParams& p, CUstream_st* stream) {
+  launch_fwd<Sm90H128Short<false>>(p, stream);
+}
+
+} // namespace kattn::cuda_kernels::sm90

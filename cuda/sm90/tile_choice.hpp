@@ -1,0 +1,43 @@
+// Which compiled tile configuration (fwd_config.cuh) serves a problem, and its name.
+#pragma once
+
+#include "kattn_cuda/flash_params.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+enum class TileChoice { h64, h64_short_causal, h128_short, h128_long, h256 };
+
+// The key length is the batch maximum for ragged batches. The boundaries are the measured
+// crossovers (docs/cuda-sm90.md, "Tile configurations"): head dim 128 at 4096 keys (both
+// configurations within 1% there), head dim 64 causal at 1024 keys (+8-12% below, -3..-5% at
+// 2048 and above).
+inline TileChoice choose_tile(const FlashFwdParams& p) {
+  if (p.H == 64) {
+    const bool causal = p.window_right == 0 && p.window_left < 0;
+    return causal && p.S <= 1024 ? TileChoice::h64_short_causal : TileChoice::h64;
+  }
+  if (p.H == 128) {
+    return p.S <= 4096 ? TileChoice::h128_short : TileChoice::h128_long;
+  }
+  return TileChoice::h256;
+}
+
+// Head dim, then what differs from the plain tile (consumer warpgroups x 64 query rows, key
+// block 128; head dim 256: key block 80).
+inline const char* tile_name(TileChoice c) {
+  switch (c) {
+  case TileChoice::h64:
+    return "h64_m192";
+  case TileChoice::h64_short_causal:
+    return "h64_m128_paired";
+  case TileChoice::h128_short:
+    return "h128_paired_q2";
+  case TileChoice::h128_long:
+    return "h128_n192_paired";
+  case TileChoice::h256:
+    return "h256_n80_paired";
+  }
+  return "?";
+}
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,52 @@
+// The FA sweep's problem shapes for the kernel tools: 16k tokens (B = 16384 / T), hidden 2048
+// (N = K = 2048 / H), T = S, [B, T, N, H] tensors and LSE [B, N, T]; and the tools' list flags.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kattn_cuda/flash_params.hpp"
+
+namespace kattn::cuda_tools {
+
+inline constexpr int kSweepTokens = 16384;
+inline constexpr int kSweepHidden = 2048;
+
+// q, k, v, out hold kSweepTokens x kSweepHidden elements; lse kSweepTokens x 64 floats.
+inline cuda_kernels::FlashFwdParams fa_sweep_params(cuda_kernels::ElemType dtype, int T, int H,
+                                                    bool causal, void* q, void* k, void* v,
+                                                    void* out, float* lse) {
+  cuda_kernels::FlashFwdParams p;
+  p.dtype = dtype;
+  p.B = kSweepTokens / T;
+  p.T = p.S = T;
+  p.N = p.K = kSweepHidden / H;
+  p.H = p.Hv = H;
+  p.q = q, p.k = k, p.v = v, p.out = out, p.lse = lse;
+  const std::int64_t row = kSweepHidden;
+  p.q_row_stride = p.k_row_stride = p.v_row_stride = p.o_row_stride = row;
+  p.q_head_stride = p.k_head_stride = p.v_head_stride = p.o_head_stride = H;
+  p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = row * T;
+  p.lse_batch_stride = static_cast<std::int64_t>(p.N) * T;
+  p.lse_head_stride = T;
+  p.lse_row_stride = 1;
+  p.scale = 1.f / std::sqrt(static_cast<float>(H));
+  p.window_right = causal ? 0 : -1;
+  return p;
+}
+
+// "512,1024" -> {512, 1024}
+inline std::vector<int> parse_int_list(const char* s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    v.push_back(std::atoi(item.c_str()));
+  return v;
+}
+
+} // namespace kattn::cuda_tools
