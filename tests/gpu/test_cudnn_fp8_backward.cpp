@@ -472,7 +472,13 @@ void check_result(const Case& c, const Result& r) {
     CHECK(g.finite);
     CHECK(g.err_max <= g.tol_max);
     CHECK(g.err_rms <= g.tol_rms);
-    CHECK(g.tol_rms < g.ref_rms); // zeros or noise of the gradient's size would fail
+    // The rms check must be able to fail: zeros or noise of the gradient's size would. Where
+    // FP8 itself loses the rms signal (T = 128, S = 328: one outlier element of dq is off by
+    // ~3.6e3 in the f64 emulation of the FP8 roundings exactly as in cuDNN, and carries the
+    // rms error past the gradient's rms), the discriminating check is agreement with that
+    // emulation instead: within a tenth of the gradient's rms (1-2.4% in every case so far).
+    if (g.tol_rms >= g.ref_rms)
+      CHECK(g.vs_emu_rms <= 0.1 * g.ref_rms);
     CHECK(std::abs(g.amax - g.ref_max) <= g.tol_max);
   }
   CHECK(std::abs(r.amax_dp - r.amax_dp_exact) <=
