@@ -1,6 +1,6 @@
 // The cudnn-frontend side of the backend: graphs built from a GraphSpec, kept in a bounded,
-// thread-safe cache (with the support verdict, good or bad), and executed on a stream. The
-// only translation unit that includes cudnn_frontend.h is cudnn_graph.cpp.
+// thread-safe cache (with the support verdict, good or bad), and executed on a stream. Only the
+// cudnn_graph_*.cpp files include cudnn_frontend.h (through cudnn_graph_internal.hpp).
 #pragma once
 
 #include <cstddef>

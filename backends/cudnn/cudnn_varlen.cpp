@@ -115,7 +115,7 @@ struct Kernels {
 // Compiled once per process, for the compute capability of the device current at first use.
 const Kernels& kernels() {
   static std::mutex m;
-  static Kernels* k = nullptr; // never destroyed (see cudnn_graph.cpp's cache)
+  static Kernels* k = nullptr; // never destroyed (see cudnn_graph_cache.cpp's cache)
   std::lock_guard<std::mutex> lock(m);
   if (k)
     return *k;
