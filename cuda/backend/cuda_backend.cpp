@@ -107,17 +107,33 @@ public:
   // 1.03-1.21x causal at >= 2048; below that, and for head dims 64/128 (0.66-1.04x), cuDNN
   // stays first.
   std::string leads(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    if (d.H != 256 || d.Hv != 256 || !host_checks(p, d, x).ok)
+    if (d.H != d.Hv || !host_checks(p, d, x).ok)
       return {};
     const bool causal = d.window_left == -1 && d.window_right == 0;
     const bool full = d.window_left == -1 && d.window_right == -1;
     const std::int64_t shortest = std::min(d.T, d.S);
-    if (!((full && shortest >= 4096) || (causal && shortest >= 2048)))
-      return {};
-    if (cuda_kernels::choose_kernel(make_params(p, d)).family != cuda_kernels::KernelFamily::sm90)
-      return {};
-    return "cuda first: its sm90 head-dim-256 kernel measured 1.01-1.21x cuDNN at T, S >= 4096 "
-           "(>= 2048 causal) on the H200";
+    // Shape classes where the sm90 kernels beat cuDNN 9.19 on the H200 in both one-run
+    // benchmarks (benchmarks/results/h200-2026-11-30-cuda{,-run2}.json; docs/performance.md).
+    struct Lead {
+      std::int64_t head_dim;
+      bool causal;
+      std::int64_t min_len; // of T and S
+      const char* why;
+    };
+    static constexpr Lead kLeads[] = {
+        {256, false, 4096, "head dim 256: 0.99-1.07x cuDNN at T, S >= 4096"},
+        {256, true, 2048, "head dim 256 causal: 1.03-1.21x cuDNN at T, S >= 2048"},
+        {128, true, 8192, "head dim 128 causal: 1.05-1.08x cuDNN at T, S >= 8192"},
+        {64, true, 8192, "head dim 64 causal: 1.01-1.04x cuDNN at T, S >= 8192"},
+    };
+    for (const Lead& l : kLeads) {
+      if (l.head_dim != d.H || !(l.causal ? causal : full) || shortest < l.min_len)
+        continue;
+      if (cuda_kernels::choose_kernel(make_params(p, d)).family != cuda_kernels::KernelFamily::sm90)
+        return {};
+      return std::string("cuda first: its sm90 kernel measured ") + l.why + " on the H200";
+    }
+    return {};
   }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
     const FlashFwdParams params = make_params(p, d);

@@ -1,6 +1,8 @@
 // The cuda backend's refusals: each names what is not served, and nothing is written.
 #include <doctest/doctest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <string>
 
 #include "gpu/test_cuda_case.hpp"
@@ -109,4 +111,39 @@ TEST_CASE("cuda/support: choose_kernel names the kernel; forcing a family") {
     CHECK(r.supported);
     CHECK(!r.kernel.empty());
   }
+}
+
+TEST_CASE("cuda/support: auto puts cuda first on the measured sm90 shape classes only") {
+  // cuda_backend.cpp's kLeads: e.g. causal head dim 128 with T, S >= 8192 (measured faster than
+  // cuDNN); the same problem without the mask, or with 4096 keys, keeps the preference order.
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      major != 9) {
+    MESSAGE("not a compute capability 9.0 GPU: the sm90 leads are not claimed here");
+    return;
+  }
+  const auto select_for = [](const Spec& s) {
+    kattn::test::Attn host(s);
+    kattn::test::DeviceCopy q(host.q.view), k(host.k.view), v(host.v.view), out(host.out.view);
+    kattn::ForwardProblem p = host.forward_problem();
+    p.q = q.view(), p.k = k.view(), p.v = v.view(), p.out = out.view();
+    p.extras.lse = {};
+    kattn::ExecContext x;
+    x.device = kattn::Device::cuda;
+    return kattn::select(kattn::default_registry(), p, x);
+  };
+  Spec s = small(DType::bf16, 128);
+  s.T = s.S = 8192;
+  s.N = s.K = 1;
+  s.lse = false;
+  const auto lead = select_for(kattn::test::causal(s, kattn::Alignment::top_left));
+  MESSAGE("causal h128 8192: " << lead.order_rule);
+  REQUIRE(lead.impl != nullptr);
+  CHECK(lead.impl->id() == kattn::Backend::cuda);
+  CHECK(lead.order_rule.find("head dim 128 causal") != std::string::npos);
+  CHECK(select_for(s).order_rule.find("cuda first") == std::string::npos);
+  Spec shorter = kattn::test::causal(s, kattn::Alignment::top_left);
+  shorter.T = shorter.S = 4096;
+  CHECK(select_for(shorter).order_rule.find("cuda first") == std::string::npos);
 }
