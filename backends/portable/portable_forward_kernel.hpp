@@ -35,7 +35,8 @@ struct ForwardKernel {
   // fp32 on the host: tiles every query row sees whole take the vector-extension path of
   // portable_host_vectors.hpp (scores with their row max in one pass, unmasked softmax).
   static constexpr bool host_vec = std::is_same_v<Acc, float> && host_space<ExecSpace> &&
-                                   Br % 16 == 0 && Bc % host_vectors::scores_mr == 0;
+                                   Br % 48 == 0 && Br <= host_vectors::masked_max_rows &&
+                                   Bc % host_vectors::scores_mr == 0;
 #else
   static constexpr bool host_vec = false;
 #endif
@@ -51,7 +52,8 @@ struct ForwardKernel {
 
   int Hp = 0, Hvp = 0; // head dims padded to NR
   Index n_qblocks = 0;
-  int level = 0; // scratch level
+  Index league0 = 0; // team number of league rank 0 (a launch may run a range of the teams)
+  int level = 0;     // scratch level
 
   static constexpr int RC = 8; // query rows per vector chunk of the softmax pass
   // Largest token stride read in place (tile_gemm takes int leading dimensions).
@@ -135,7 +137,7 @@ struct ForwardKernel {
   }
 
   KOKKOS_FUNCTION void operator()(const Team& team) const {
-    const Index lr = team.league_rank();
+    const Index lr = league0 + team.league_rank();
     const Index qb = lr % n_qblocks;
     const Index n = (lr / n_qblocks) % c.N;
     const Index b = lr / (n_qblocks * c.N);
@@ -222,6 +224,24 @@ struct ForwardKernel {
           }
         });
       team.team_barrier();
+
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+      // A tile some rows see only in part (the causal diagonal, a window's edge), without
+      // extras or dropout: products and softmax over just the keys the rows see (about half
+      // of the diagonal tile), on the host in one call.
+      if constexpr (host_vec) {
+        if (!extras && !c.dropout && !(j0 >= all_lo && j0 + cols <= all_hi)) {
+          int lo[Br], hi[Br];
+          for (int r = 0; r < Br; ++r) {
+            lo[r] = static_cast<int>(Kokkos::clamp(sc.klo[r] - j0, Index(0), Index(cols)));
+            hi[r] = static_cast<int>(Kokkos::clamp(sc.khi[r] - j0, Index(0), Index(cols)));
+          }
+          host_vectors::masked_tile(Br, lo, hi, H, ka, ka_m, sc.qt, sc.st, Hvp, vb, vb_ld, sc.o,
+                                    sc.m, sc.l, sc.alpha);
+          continue;
+        }
+      }
+#endif
 
       // S^T[Bc][Br] = K Q^T (q pre-scaled). A tile every row sees whole, without extras, gets
       // its row max with it on the host.

@@ -4,7 +4,9 @@
 // score on Zen 3), and the softmax then costs more than both tile products together. Here one
 // 8-lane vector holds the chunk's 8 rows, so every step is a plain vertical vector operation.
 // Tiles that every query row sees whole also get their score product here (scores_with_max: a
-// 6 x 16 register block that hands the softmax each row's max) and an unmasked softmax pass.
+// 6 x 16 register block that hands the softmax each row's max) and an unmasked softmax pass;
+// tiles that some rows see only in part (the causal diagonal) get their whole step here
+// (masked_tile), computed over just the keys the rows see.
 //
 // Compiled only by host compilers (never nvcc/hipcc/SYCL) targeting AVX, where the 8 lanes are
 // one register (elsewhere GCC would split them and warn that passing them changes the ABI),
@@ -111,6 +113,23 @@ inline void softmax_chunk8(float* st, int ld, int r0, int Bc, const int* lo, con
 // accumulators in registers.
 inline constexpr int scores_mr = 6; // keys per register block of scores_with_max
 
+// One 6 x 16 register block of S^T: a0/a1[r] = sum_h kr[r * k_ld + h] * b[h * ld + (0..15)].
+[[gnu::always_inline]] inline void score_block(const float* kr, int k_ld, const float* b, int ld,
+                                               int H, f8 (&a0)[scores_mr], f8 (&a1)[scores_mr]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < scores_mr; ++r)
+    a0[r] = a1[r] = splat(0.0f);
+  for (int h = 0; h < H; ++h) {
+    const f8 b0 = load(b + h * ld), b1 = load(b + h * ld + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < scores_mr; ++r) {
+      const f8 x = splat(kr[r * k_ld + h]);
+      a0[r] += x * b0;
+      a1[r] += x * b1;
+    }
+  }
+}
+
 inline void scores_with_max(int nk, int valid, int nq, int H, const float* k, int k_ld,
                             const float* qt, float* st, int ld, float* cmax) {
   constexpr int MR = scores_mr;
@@ -118,20 +137,7 @@ inline void scores_with_max(int nk, int valid, int nq, int H, const float* k, in
     f8 mx0 = splat(-__builtin_inff()), mx1 = mx0;
     for (int m0 = 0; m0 < nk; m0 += MR) {
       f8 a0[MR], a1[MR];
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r)
-        a0[r] = a1[r] = splat(0.0f);
-      const float* kr = k + m0 * k_ld;
-      const float* b = qt + n0;
-      for (int h = 0; h < H; ++h) {
-        const f8 b0 = load(b + h * ld), b1 = load(b + h * ld + 8);
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; ++r) {
-          const f8 x = splat(kr[r * k_ld + h]);
-          a0[r] += x * b0;
-          a1[r] += x * b1;
-        }
-      }
+      score_block(k + m0 * k_ld, k_ld, qt + n0, ld, H, a0, a1);
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         store(st + (m0 + r) * ld + n0, a0[r]);
@@ -167,6 +173,121 @@ inline void softmax_full_chunk8(float* st, int ld, int r0, int nk, const float* 
   }
   store(l + r0, load(l + r0) * a + sum);
   store(alpha, a);
+}
+
+// One tile that not every query row sees whole (the causal diagonal tile, a window's edge), with
+// no score extras and no dropout: S^T = K Q^T, the masked online softmax and O = alpha O + P V,
+// each computed only over the keys the rows in question see. Query row r (< nq, a multiple of
+// 48) sees tile keys [lo[r], hi[r]) (0 <= lo, hi <= the tile's keys; lo >= hi: none). The
+// scores skip the 6-key blocks no row of a 16-query strip sees; the softmax runs, per 8-row
+// chunk, over the keys of the 6-row blocks of P V that overlap it (it writes P = 0 where a row
+// does not see a key, so every P each block's product reads is written); the P V product runs
+// each 6-row block over the keys its rows see. Scores outside a strip's blocks are never
+// written: they belong to keys no row of the strip sees, so the softmax replaces them by -inf
+// before it looks at them. On the causal diagonal this does ~55% of the full tile's work.
+// k: the tile's keys (rows k_ld apart, every 6-key block that a range touches readable);
+// qt[h * nq + q] the pre-scaled queries; st[key * nq + q] scratch for S^T and P^T; v rows v_ld
+// apart, nv (a multiple of 16) values each; o[q * nv + d] the accumulator; m, l running max and
+// sum; alpha (nq) scratch.
+inline constexpr int masked_max_rows = 192;
+
+inline void masked_tile(int nq, const int* lo, const int* hi, int H, const float* k, int k_ld,
+                        const float* qt, float* st, int nv, const float* v, int v_ld, float* o,
+                        float* m, float* l, float* alpha) {
+  constexpr int MR = scores_mr;
+  // Union of the key ranges of rows [r0, r1); lo >= hi when none.
+  const auto span = [&](int r0, int r1, int& a, int& b) {
+    a = 1 << 30;
+    b = 0;
+    for (int r = r0; r < r1; ++r)
+      if (lo[r] < hi[r]) {
+        a = lo[r] < a ? lo[r] : a;
+        b = hi[r] > b ? hi[r] : b;
+      }
+  };
+  int blo[masked_max_rows / MR], bhi[masked_max_rows / MR];
+  for (int bk = 0; bk < nq / MR; ++bk)
+    span(bk * MR, bk * MR + MR, blo[bk], bhi[bk]);
+
+  // S^T over the 6-key blocks each 16-query strip sees.
+  for (int n0 = 0; n0 < nq; n0 += 16) {
+    int a, b;
+    span(n0, n0 + 16, a, b);
+    for (int m0 = a / MR * MR; m0 < b; m0 += MR) {
+      f8 a0[MR], a1[MR];
+      score_block(k + m0 * k_ld, k_ld, qt + n0, nq, H, a0, a1);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        store(st + (m0 + r) * nq + n0, a0[r]);
+        store(st + (m0 + r) * nq + n0 + 8, a1[r]);
+      }
+    }
+  }
+
+  // Masked softmax per 8-row chunk over the keys of the P V blocks overlapping it.
+  for (int r0 = 0; r0 < nq; r0 += 8) {
+    const int b_first = r0 / MR, b_last = (r0 + 7) / MR;
+    int a = 1 << 30, b = 0;
+    for (int bk = b_first; bk <= b_last; ++bk)
+      if (blo[bk] < bhi[bk]) {
+        a = blo[bk] < a ? blo[bk] : a;
+        b = bhi[bk] > b ? bhi[bk] : b;
+      }
+    i8 vlo, vhi;
+    std::memcpy(&vlo, lo + r0, sizeof vlo);
+    std::memcpy(&vhi, hi + r0, sizeof vhi);
+    const f8 ninf = splat(-__builtin_inff());
+    f8 mx = ninf;
+    for (int cc = a; cc < b; ++cc) {
+      const i8 live = (vlo <= cc) & (vhi > cc);
+      const f8 x = live ? load(st + cc * nq + r0) : ninf;
+      mx = x > mx ? x : mx;
+    }
+    const f8 m_old = load(m + r0);
+    const f8 m_new = mx > m_old ? mx : m_old;
+    const f8 base = m_new == ninf ? splat(0.0f) : m_new; // as in softmax_chunk8
+    const f8 al = exp_nonpositive(m_old - base);
+    store(m + r0, m_new);
+    f8 sum = splat(0.0f);
+    for (int cc = a; cc < b; ++cc) {
+      float* col = st + cc * nq + r0;
+      const i8 live = (vlo <= cc) & (vhi > cc);
+      const f8 p = exp_nonpositive((live ? load(col) : ninf) - base);
+      store(col, p);
+      sum += p;
+    }
+    store(l + r0, load(l + r0) * al + sum);
+    store(alpha + r0, al);
+  }
+
+  // O = alpha O + P V, each 6-row block over its rows' keys.
+  for (int bk = 0; bk < nq / MR; ++bk) {
+    const int m0 = bk * MR;
+    for (int n0 = 0; n0 < nv; n0 += 16) {
+      f8 a0[MR], a1[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const f8 s = splat(alpha[m0 + r]);
+        a0[r] = load(o + (m0 + r) * nv + n0) * s;
+        a1[r] = load(o + (m0 + r) * nv + n0 + 8) * s;
+      }
+      for (int cc = blo[bk]; cc < bhi[bk]; ++cc) {
+        const f8 b0 = load(v + cc * v_ld + n0), b1 = load(v + cc * v_ld + n0 + 8);
+        const float* p = st + cc * nq + m0;
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          const f8 x = splat(p[r]);
+          a0[r] += x * b0;
+          a1[r] += x * b1;
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        store(o + (m0 + r) * nv + n0, a0[r]);
+        store(o + (m0 + r) * nv + n0 + 8, a1[r]);
+      }
+    }
+  }
 }
 
 } // namespace kattn::portable::host_vectors

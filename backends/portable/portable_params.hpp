@@ -16,12 +16,14 @@ using Index = std::int64_t;
 
 // q, k, v, out and their gradients addressed as [batch, token, head, dim]. Packed varlen
 // tensors have no batch dim: sb = 0 and the token index already includes cu_seqlens[b].
+// off shifts every index (a scratch copy that holds only some of the heads, see
+// portable_run_impl.hpp).
 template <class T>
 struct Rows {
   T* data = nullptr;
-  Index sb = 0, st = 0, sh = 0, sd = 0;
+  Index sb = 0, st = 0, sh = 0, sd = 0, off = 0;
   KOKKOS_INLINE_FUNCTION Index at(Index b, Index t, Index h, Index d) const {
-    return b * sb + t * st + h * sh + d * sd;
+    return off + b * sb + t * st + h * sh + d * sd;
   }
 };
 

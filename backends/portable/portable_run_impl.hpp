@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <string>
+#include <type_traits>
 
 #include "KokkosAttn_Scalar.hpp"
 #include "kokkosattn/errors.hpp"
@@ -45,6 +46,47 @@ inline Index blocks(Index len, int tile) {
   return (len + tile - 1) / tile;
 }
 
+// The forward reads each K/V tile once per query block. In the usual [B, S, K, H] layout with
+// several KV heads one head's rows are K * H elements apart (2 KiB for the benchmark's fp32,
+// K = 8, H = 64): a tile spans many pages and few L1 sets, and fetching it cost 8-14% of the
+// host forward (docs/performance.md). On host spaces, fp32 K/V with interleaved heads are
+// therefore copied, a few (batch, KV head) pairs at a time, into contiguous [pair][S][H] rows
+// once per forward (10-20% faster at S = 2048-4096); the extra memory is at most pack_bytes, or
+// one pair's K and V. Only where one pair's K and V fill a 512 KiB L2 (S >= 1024 at
+// H = Hv = 64): below that they stay in L2 between query blocks and the copy cost more than it
+// saved (S = 256: 14.5 ms against 11.4, single thread).
+inline constexpr std::size_t pack_bytes = std::size_t(4) << 20;
+inline constexpr std::size_t pack_min_bytes = std::size_t(512) << 10;
+
+template <class ExecSpace, class T>
+inline constexpr bool may_pack_kv = on_host<ExecSpace> && std::is_same_v<T, float>;
+
+template <class T>
+bool pack_kv_heads(const Rows<const T>& k, const Rows<const T>& v, const Dims& d) {
+  return !d.packed && d.B * d.K * d.T > 0 && k.sd == 1 && v.sd == 1 &&
+         (k.st != d.H || v.st != d.Hv) &&
+         static_cast<std::size_t>(d.S * (d.H + d.Hv)) * sizeof(T) >= pack_min_bytes;
+}
+
+// Rows of pairs [p0, p0 + np) (pair = b * K + kh) into kd[(pair - p0) * S + s][H] and
+// vd[(pair - p0) * S + s][Hv].
+template <class ExecSpace, class T>
+void copy_heads(const ExecSpace& exec, const Rows<const T>& k, const Rows<const T>& v, T* kd, T* vd,
+                Index p0, Index np, const Dims& d) {
+  const Index K = d.K, S = d.S, H = d.H, Hv = d.Hv;
+  Kokkos::parallel_for(
+      "KokkosAttn::portable::copy_kv_heads", Kokkos::RangePolicy<ExecSpace>(exec, 0, np * S),
+      KOKKOS_LAMBDA(const Index idx) {
+        const Index pair = p0 + idx / S, s = idx % S;
+        const Index b = pair / K, kh = pair % K;
+        const T* ks = k.data + k.at(b, s, kh, 0);
+        const T* vs = v.data + v.at(b, s, kh, 0);
+        using Traits = KokkosAttn::Impl::scalar_traits<T>;
+        load_row<Traits>(kd + idx * H, ks, 1, static_cast<int>(H), T(1));
+        load_row<Traits>(vd + idx * Hv, vs, 1, static_cast<int>(Hv), T(1));
+      });
+}
+
 template <class ExecSpace, class T>
 void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
   using Kernel = ForwardKernel<ExecSpace, T>;
@@ -57,8 +99,46 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   kern.Hp = round_up(d.H, Kernel::NR);
   kern.Hvp = round_up(d.Hv, Kernel::NR);
   kern.n_qblocks = blocks(d.T, Kernel::Br);
-  launch("KokkosAttn::portable::forward", exec, kern, d.B * d.N * kern.n_qblocks,
-         Kernel::scratch_size(static_cast<int>(d.H), kern.Hp, kern.Hvp));
+  const Index league = d.B * d.N * kern.n_qblocks;
+  const std::size_t bytes = Kernel::scratch_size(static_cast<int>(d.H), kern.Hp, kern.Hvp);
+  if constexpr (may_pack_kv<ExecSpace, T>) {
+    if (pack_kv_heads(kern.k, kern.v, d)) {
+      // Slices of (batch, KV head) pairs: each slice's K and V rows are copied into one reused
+      // buffer of at most pack_bytes (one pair at least), then that slice's teams run. Teams are
+      // numbered batch, head, query block (slowest to fastest), so a slice is a range of them.
+      using Mem = typename ExecSpace::memory_space;
+      const Index pairs = d.B * d.K, S = d.S, H = d.H, Hv = d.Hv;
+      const Index per = Kokkos::clamp(
+          static_cast<Index>(pack_bytes / (static_cast<std::size_t>(S * (H + Hv)) * sizeof(T))),
+          Index(1), pairs);
+      const Index teams_per_pair = league / pairs;
+      Kokkos::View<T*, Mem> kp, vp;
+      try {
+        kp = decltype(kp)(
+            Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "KokkosAttn::portable::k_heads"),
+            per * S * H);
+        vp = decltype(vp)(
+            Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "KokkosAttn::portable::v_heads"),
+            per * S * Hv);
+      } catch (const std::exception& e) {
+        throw BackendFailure(std::string("portable: could not allocate the K/V head copy: ") +
+                             e.what());
+      }
+      const Rows<const T> k = kern.k, v = kern.v;
+      for (Index p0 = 0; p0 < pairs; p0 += per) {
+        const Index np = Kokkos::min(per, pairs - p0);
+        copy_heads(exec, k, v, kp.data(), vp.data(), p0, np, d);
+        kern.k = Rows<const T>{kp.data(), d.K * S * H, H, S * H, 1, -p0 * S * H};
+        kern.v = Rows<const T>{vp.data(), d.K * S * Hv, Hv, S * Hv, 1, -p0 * S * Hv};
+        kern.league0 = p0 * teams_per_pair;
+        launch("KokkosAttn::portable::forward", exec, kern, np * teams_per_pair, bytes);
+        exec.fence("KokkosAttn::portable::forward: slice done"); // before the copy is reused
+      }
+      exec.fence("KokkosAttn::portable::forward: done");
+      return;
+    }
+  }
+  launch("KokkosAttn::portable::forward", exec, kern, league, bytes);
   exec.fence("KokkosAttn::portable::forward: done");
 }
 
