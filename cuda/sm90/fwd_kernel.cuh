@@ -32,12 +32,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
   int q_count = 0; // Q loads so far
   const int cta = static_cast<int>(blockIdx.x);
   const int grid = static_cast<int>(gridDim.x);
-  // Head dim 256: broadcast from lane 0 so the compiler knows wg is warp-uniform; shared-memory
-  // addresses and wgmma descriptors derived from it then live in uniform registers instead of
-  // ~28 vector registers hoisted out of the mainloop (ptxas spilled without this). Head dims 64
-  // and 128 keep their measured code: one A/B run of the broadcast for h128 was inconclusive
-  // (-7% .. +2%, processes timed in sequence).
-  const int wg = Cfg::kHeadDim == 256 ? __shfl_sync(0xffffffffu, tid / 128, 0) : tid / 128;
+  // Cfg::kUniformWg (head dims 256 and 64): broadcast from lane 0 so the compiler knows wg is
+  // warp-uniform; shared-memory addresses and wgmma descriptors derived from it then live in
+  // uniform registers instead of ~28 vector registers hoisted out of the mainloop (at head dim
+  // 256 ptxas spilled without it; head dim 64: +5-6% everywhere). Head dim 128 keeps tid / 128:
+  // interleaved A/B (docs/cuda-sm90.md) found the broadcast neutral for 192-key blocks and
+  // 2-6% slower for the short configuration.
+  const int wg = Cfg::kUniformWg ? __shfl_sync(0xffffffffu, tid / 128, 0) : tid / 128;
   if (wg == 0) {
     regs_dealloc<Cfg::kProducerRegs>();
     if (tid == 0) {
