@@ -287,7 +287,7 @@ struct ForwardKernel {
           if (whole)
             host_vectors::softmax_full_chunk8(sc.st, Br, r0, cols, sc.cmax, sc.m, sc.l, alpha);
           else
-            host_vectors::softmax_chunk8(sc.st, Br, r0, Bc, lo, hi, sc.m, sc.l, alpha);
+            host_vectors::softmax_chunk8(sc.st, Br, r0, 0, Bc, lo, hi, sc.m, sc.l, alpha);
         } else
 #endif
           softmax_chunk(sc.st, r0, lo, hi, sc.m, sc.l, alpha);

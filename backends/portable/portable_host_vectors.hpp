@@ -71,18 +71,19 @@ inline f8 exp_nonpositive(f8 x) {
   return out;
 }
 
-// Rows r0 .. r0+7 of the transposed score tile st[Bc][ld] (st[cc * ld + r]): live keys of row
-// u are [lo[u], hi[u]) within the tile. Updates the running max m and sum l of the rows,
-// overwrites the scores with P = exp(S - m_new) (0 where not live) and returns, through
-// alpha, the factors exp(m_old - m_new) the rows' accumulators must be rescaled by.
-inline void softmax_chunk8(float* st, int ld, int r0, int Bc, const int* lo, const int* hi,
+// Rows r0 .. r0+7 of the transposed score tile st[.][ld] (st[cc * ld + r]), over the tile keys
+// [c0, c1): live keys of row u are [lo[u], hi[u]). Updates the running max m and sum l of the
+// rows, overwrites the scores of those keys with P = exp(S - m_new) (0 where not live) and
+// returns, through alpha, the factors exp(m_old - m_new) the rows' accumulators must be
+// rescaled by.
+inline void softmax_chunk8(float* st, int ld, int r0, int c0, int c1, const int* lo, const int* hi,
                            float* m, float* l, float* alpha) {
   i8 vlo, vhi;
   std::memcpy(&vlo, lo, sizeof vlo);
   std::memcpy(&vhi, hi, sizeof vhi);
   const f8 ninf = splat(-__builtin_inff());
   f8 mx = ninf;
-  for (int cc = 0; cc < Bc; ++cc) {
+  for (int cc = c0; cc < c1; ++cc) {
     const i8 live = (vlo <= cc) & (vhi > cc);
     const f8 x = live ? load(st + cc * ld + r0) : ninf;
     mx = x > mx ? x : mx;
@@ -94,7 +95,7 @@ inline void softmax_chunk8(float* st, int ld, int r0, int Bc, const int* lo, con
   const f8 a = exp_nonpositive(m_old - base);
   store(m + r0, m_new);
   f8 sum = splat(0.0f);
-  for (int cc = 0; cc < Bc; ++cc) {
+  for (int cc = c0; cc < c1; ++cc) {
     float* col = st + cc * ld + r0;
     const i8 live = (vlo <= cc) & (vhi > cc);
     const f8 p = exp_nonpositive((live ? load(col) : ninf) - base);
@@ -233,31 +234,7 @@ inline void masked_tile(int nq, const int* lo, const int* hi, int H, const float
         a = blo[bk] < a ? blo[bk] : a;
         b = bhi[bk] > b ? bhi[bk] : b;
       }
-    i8 vlo, vhi;
-    std::memcpy(&vlo, lo + r0, sizeof vlo);
-    std::memcpy(&vhi, hi + r0, sizeof vhi);
-    const f8 ninf = splat(-__builtin_inff());
-    f8 mx = ninf;
-    for (int cc = a; cc < b; ++cc) {
-      const i8 live = (vlo <= cc) & (vhi > cc);
-      const f8 x = live ? load(st + cc * nq + r0) : ninf;
-      mx = x > mx ? x : mx;
-    }
-    const f8 m_old = load(m + r0);
-    const f8 m_new = mx > m_old ? mx : m_old;
-    const f8 base = m_new == ninf ? splat(0.0f) : m_new; // as in softmax_chunk8
-    const f8 al = exp_nonpositive(m_old - base);
-    store(m + r0, m_new);
-    f8 sum = splat(0.0f);
-    for (int cc = a; cc < b; ++cc) {
-      float* col = st + cc * nq + r0;
-      const i8 live = (vlo <= cc) & (vhi > cc);
-      const f8 p = exp_nonpositive((live ? load(col) : ninf) - base);
-      store(col, p);
-      sum += p;
-    }
-    store(l + r0, load(l + r0) * al + sum);
-    store(alpha + r0, al);
+    softmax_chunk8(st, nq, r0, a, b, lo + r0, hi + r0, m, l, alpha + r0);
   }
 
   // O = alpha O + P V, each 6-row block over its rows' keys.
