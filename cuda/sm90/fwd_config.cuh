@@ -17,7 +17,8 @@ namespace kattn::cuda_kernels::sm90 {
 // ping-pong (measured faster: each warpgroup's GEMMs are long next to its softmax), and paired
 // query blocks in the scheduler (scheduler.cuh).
 template <bool kIsBf16, int kHeadDimT, int kConsumerWGsT = 0, int kBlockNT = 0, int kStagesT = 0,
-          int kPingPongT = -1, int kQStagesT = 1, int kPairedT = -1, int kUniformWgT = -1>
+          int kPingPongT = -1, int kQStagesT = 1, int kPairedT = -1, int kUniformWgT = -1,
+          int kCarryTurnT = 0, int kLateRescaleT = 0>
 struct FwdConfig {
   static constexpr bool kBf16 = kIsBf16;
   static constexpr int kHeadDim = kHeadDimT;
@@ -31,6 +32,13 @@ struct FwdConfig {
   // The consumer warpgroup index broadcast from lane 0 (fwd_kernel.cuh): provably warp-uniform,
   // so shared-memory addresses and wgmma descriptors live in uniform registers.
   static constexpr bool kUniformWg = kUniformWgT >= 0 ? kUniformWgT != 0 : kHeadDim == 256;
+  // Ping-pong turns run on across tiles: the last warpgroup passes the turn after its last
+  // GEMMs of a tile too, so warpgroup 0 issues the next tile's S = Q K^T while the others still
+  // finish theirs and store their output (otherwise every tile boundary drains the tensor pipe).
+  static constexpr bool kCarryTurn = kPingPong && kCarryTurnT != 0;
+  // The running output is rescaled once P V(i - 1) has completed (by softmax(i)'s factor),
+  // outside the GEMM turn, instead of between issuing S(i) and P V(i - 1) inside it.
+  static constexpr bool kLateRescale = kLateRescaleT != 0;
   static constexpr int kBlockM = 64 * kConsumerWGs; // 64 query rows per consumer warpgroup
   static constexpr int kBlockN = kBlockNT != 0 ? kBlockNT : (kHeadDim == 256 ? 80 : 128);
   // wgmma: N of S = Q K^T a multiple of 8 (<= 256), K of P V in steps of 16.
@@ -69,15 +77,17 @@ struct FwdConfig {
 // 192-key block amortises the per-block waits and barriers (+4-8%). Head dim 64 with causal
 // masks up to 1024 keys: 2 consumer warpgroups (128-row tiles waste less on the diagonal).
 // Head dim 64's 192-row tiles also take the warp-uniform warpgroup index (kUniformWg): +5-6% at
-// every T, causal or not (A/B round 4).
+// every T, causal or not (A/B round 4). Round 5: every ping-pong configuration carries its
+// turns across tiles (+0.2-5%); head dim 64's 192-row tiles also rescale O late (+1-2%; it
+// costs head dim 128 2-15%).
 template <bool kBf16>
-using Sm90H64 = FwdConfig<kBf16, 64, 0, 0, 0, -1, 1, -1, 1>;
+using Sm90H64 = FwdConfig<kBf16, 64, 0, 0, 0, -1, 1, -1, 1, 1, 1>;
 template <bool kBf16>
-using Sm90H64ShortCausal = FwdConfig<kBf16, 64, 2, 0, 3, -1, 1, 1>;
+using Sm90H64ShortCausal = FwdConfig<kBf16, 64, 2, 0, 3, -1, 1, 1, -1, 1>;
 template <bool kBf16>
-using Sm90H128Short = FwdConfig<kBf16, 128, 0, 0, 0, -1, 2, 1>;
+using Sm90H128Short = FwdConfig<kBf16, 128, 0, 0, 0, -1, 2, 1, -1, 1>;
 template <bool kBf16>
-using Sm90H128Long = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1>;
+using Sm90H128Long = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1, -1, 1>;
 template <bool kBf16>
 using Sm90H256 = FwdConfig<kBf16, 256>;
 

@@ -67,6 +67,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
         consume_tile<Cfg>(a, smem, w, wg - 1, it, q_count);
       }
     }
+    turn_drain<Cfg>(wg - 1, q_count);
   }
 }
 

@@ -20,8 +20,8 @@ template <int N, bool kBf16> struct WgmmaSS;
 template <int N, bool kBf16> struct WgmmaRS;
 ''')
 # S = Q K^T uses N = key block (128; 80 for head dim 256), P V uses N = head dim (64, 128, 256);
-# 176 and 192 are the key blocks of the h128/h64 variants measured in docs/cuda-sm90.md.
-for n in (64, 80, 128, 176, 192, 256):
+# 160, 176 and 192 are the key blocks of the h128/h64 variants measured in docs/cuda-sm90.md.
+for n in (64, 80, 128, 160, 176, 192, 256):
     nd = n // 2
     for bf in (True, False):
         t = "bf16" if bf else "f16"

@@ -1,6 +1,7 @@
 // The consumer mainloop of one tile (one warpgroup, 64 query rows): S = Q K^T and O += P V on
 // wgmma with the online softmax in registers. Per key block it: issue S(it), rescale O, issue
-// P V(it - 1), pass the GEMM turn, softmax(it) while P V(it - 1) runs, then pack P(it).
+// P V(it - 1), pass the GEMM turn, softmax(it) while P V(it - 1) runs, then pack P(it)
+// (Cfg::kLateRescale: O is rescaled after P V(it - 1) completes, before the packing).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,17 @@ template <class Cfg>
 __device__ __forceinline__ void turn_pass(int wg) {
   if constexpr (Cfg::kPingPong) {
     named_bar_arrive(2 + (wg + 1) % Cfg::kConsumerWGs, 256);
+  }
+}
+
+// Cfg::kCarryTurn: the last warpgroup's final pass of the kernel has no tile to start;
+// warpgroup 0 takes it so that no named barrier is left half-arrived at exit.
+template <class Cfg>
+__device__ __forceinline__ void turn_drain(int wg, int q_count) {
+  if constexpr (Cfg::kCarryTurn) {
+    if (wg == 0 && q_count > 0) {
+      named_bar_sync(2, 256);
+    }
   }
 }
 
@@ -163,13 +175,13 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
 
   if (n_iter > 0) {
     mbar_wait(ring.q_full(qs), Ring<Cfg>::q_parity(q_count));
-    if (Cfg::kPingPong && wg == kLastWG) {
+    if (Cfg::kPingPong && wg == kLastWG && (!Cfg::kCarryTurn || q_count == 0)) {
       turn_pass<Cfg>(wg); // warpgroup 0 issues first
     }
     mbar_wait(ring.k_full(Ring<Cfg>::stage(it_base)), Ring<Cfg>::parity(it_base));
     turn_wait<Cfg>(wg);
     issue_s(0);
-    if (!(wg == kLastWG && n_iter == 1)) {
+    if (Cfg::kCarryTurn || !(wg == kLastWG && n_iter == 1)) {
       turn_pass<Cfg>(wg);
     }
     wgmma_wait<0>();
@@ -186,9 +198,11 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       wait_v(i - 1);
       turn_wait<Cfg>(wg);
       issue_s(i);
-      rescale_o(); // by the factor of block i - 1, while S(i) runs
+      if constexpr (!Cfg::kLateRescale) {
+        rescale_o(); // by the factor of block i - 1, while S(i) runs
+      }
       issue_pv(i - 1);
-      if (!(wg == kLastWG && i == n_iter - 1)) {
+      if (Cfg::kCarryTurn || !(wg == kLastWG && i == n_iter - 1)) {
         turn_pass<Cfg>(wg);
       }
       wgmma_wait<1>();
@@ -201,10 +215,15 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       wgmma_wait<0>();
       reg_fence(o);
       release(ring.v_empty(Ring<Cfg>::stage(it_base + i - 1)));
+      if constexpr (Cfg::kLateRescale) {
+        rescale_o(); // by block i's factor, now that P V(i - 1) has landed in O
+      }
       pack_p();
     }
     wait_v(n_iter - 1);
-    rescale_o();
+    if constexpr (!Cfg::kLateRescale) {
+      rescale_o();
+    }
     issue_pv(n_iter - 1);
     wgmma_wait<0>();
     reg_fence(o);

@@ -8,16 +8,16 @@ namespace kattn::cuda_kernels::sm90 {
 enum class TileChoice { h64, h64_short_causal, h128_short, h128_long, h256 };
 
 // The key length is the batch maximum for ragged batches. The boundaries are the measured
-// crossovers (docs/cuda-sm90.md, "Tile configurations"): head dim 128 at 4096 keys (both
-// configurations within 1% there), head dim 64 causal at 1024 keys (+8-12% below, -3..-5% at
-// 2048 and above).
+// crossovers (docs/cuda-sm90.md, "Tile configurations"): head dim 128 at 4096 keys (192-key
+// blocks +1-2% there since round 5's carried turns), head dim 64 causal at 1024 keys (+8-12% below,
+// -3..-5% at 2048 and above).
 inline TileChoice choose_tile(const FlashFwdParams& p) {
   if (p.H == 64) {
     const bool causal = p.window_right == 0 && p.window_left < 0;
     return causal && p.S <= 1024 ? TileChoice::h64_short_causal : TileChoice::h64;
   }
   if (p.H == 128) {
-    return p.S <= 4096 ? TileChoice::h128_short : TileChoice::h128_long;
+    return p.S < 4096 ? TileChoice::h128_short : TileChoice::h128_long;
   }
   return TileChoice::h256;
 }

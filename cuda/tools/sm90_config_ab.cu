@@ -50,26 +50,30 @@ struct Config {
   TileChoice choice; // for shipped configurations
 };
 
+// Earlier rounds' candidates (docs/cuda-sm90.md, "Tile configurations") are in the results
+// files. Suffixes: _old = without turns carried across tiles (kCarryTurn), _ct = with them but
+// without the late output rescale head dim 64's 192-row tiles ship with (kLateRescale);
+// h128_n160/n176: key blocks that waste less of the last block at 4096 keys than 192 (which
+// leaves 64 of 192 keys in it).
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_paired", 128, &launch_bf16_h128_long, true, TileChoice::h128_long},
-    {"h128_base", 128, &candidate<FwdConfig<true, 128>>, false, TileChoice::h128_short},
-    {"h128_n192", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, -1, 1, 0>>, false,
-     TileChoice::h128_long},
-    {"h128_n192_pair_nopp", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, 0, 1, 1>>, false,
-     TileChoice::h128_long},
-    {"h128_q2_pair_uwg", 128, &candidate<FwdConfig<true, 128, 0, 0, 0, -1, 2, 1, 1>>, false,
+    {"h128_paired_q2_old", 128, &candidate<FwdConfig<true, 128, 0, 0, 0, -1, 2, 1, -1, 0>>, false,
      TileChoice::h128_short},
-    {"h128_n192_pair_uwg", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, 1>>, false,
+    {"h128_n192_pair_old", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 0>>, false,
+     TileChoice::h128_long},
+    {"h128_n160_pair_ct", 128, &candidate<FwdConfig<true, 128, 0, 160, 2, -1, 1, 1, -1, 1>>, false,
+     TileChoice::h128_long},
+    {"h128_n176_pair_ct", 128, &candidate<FwdConfig<true, 128, 0, 176, 2, -1, 1, 1, -1, 1>>, false,
      TileChoice::h128_long},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_tid", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, 0, 0>>, false,
+    {"h64_m192_ct", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 1>>, false,
      TileChoice::h64},
-    {"h64_m192_q2", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 2, 0>>, false, TileChoice::h64},
-    {"h64_m192_nopp", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, 0, 1, 0>>, false,
+    {"h64_m192_old", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 0>>, false,
      TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
-    {"h64_m128", 64, &candidate<FwdConfig<true, 64, 2, 0, 3, -1, 1, 0>>, false, TileChoice::h64},
+    {"h64_m128_pair_old", 64, &candidate<FwdConfig<true, 64, 2, 0, 3, -1, 1, 1, -1, 0>>, false,
+     TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
 };
 
@@ -159,7 +163,7 @@ int main(int argc, char** argv) {
     std::printf("# bf16, 16k tokens, hidden 2048; median of %d interleaved repetitions; "
                 "* = the library's choice\n",
                 repeats);
-    std::printf("%-18s %6s %4s %5s %4s %9s %9s %10s\n", "config", "T", "H", "caus", "B", "ms",
+    std::printf("%-20s %6s %4s %5s %4s %9s %9s %10s\n", "config", "T", "H", "caus", "B", "ms",
                 "TFLOP/s", "maxdiff");
     for (int H : Hs)
       for (int T : Ts)
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
             std::sort(ms[j].begin(), ms[j].end());
             const double med = ms[j][ms[j].size() / 2];
             const bool star = cs[j]->shipped && cs[j]->choice == picked;
-            std::printf("%-17s%c %6d %4d %5d %4d %9.3f %9.1f %10.3g\n", cs[j]->name,
+            std::printf("%-19s%c %6d %4d %5d %4d %9.3f %9.1f %10.3g\n", cs[j]->name,
                         star ? '*' : ' ', T, H, causal, p.B, med, flops / med * 1e-9,
                         static_cast<double>(diff[j]));
           }

@@ -83,7 +83,7 @@ TEST_CASE("cuda/sm90/persistent: more work items than SMs (CTAs run several tile
 }
 
 TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its boundaries") {
-  // tile_choice.hpp: head dim 128 switches to the 192-key-block configuration above 4096 keys
+  // tile_choice.hpp: head dim 128 switches to the 192-key-block configuration at 4096 keys
   // (the batch maximum), head dim 64 to 128-row tiles for causal masks up to 1024 keys.
   KATTN_REQUIRE_SM90();
   const auto named = [](const Spec& s, const std::string& tile) {
@@ -92,7 +92,8 @@ TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its bo
         std::string("sm90_fwd_") + (s.dtype == DType::bf16 ? "bf16_" : "f16_") + tile;
     CHECK(r.kernel == want);
   };
-  named(make(DType::bf16, 1, 64, 4096, 2, 1, 128), "h128_paired_q2");
+  named(make(DType::bf16, 1, 64, 4095, 2, 1, 128), "h128_paired_q2");
+  named(make(DType::bf16, 1, 64, 4096, 2, 1, 128), "h128_n192_paired");
   named(make(DType::bf16, 1, 300, 4500, 2, 1, 128), "h128_n192_paired");
   named(causal(make(DType::f16, 1, 4160, 4160, 1, 1, 128), Alignment::top_left),
         "h128_n192_paired");
@@ -211,7 +212,7 @@ TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ra
       cuda_matches(p, sm90);
     }
   // The configurations the two cases above do not reach (tile_choice.hpp): head dim 64 without
-  // a causal mask (192-row tiles) and head dim 128 with more than 4096 keys (192-key blocks).
+  // a causal mask (192-row tiles) and head dim 128 with 4096 keys or more (192-key blocks).
   for (DType t : {DType::bf16, DType::f16}) {
     Spec s = make(t, 2, 70, 90, 2, 1, 64);
     s.q_lens = {70, 33};
