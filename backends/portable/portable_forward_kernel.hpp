@@ -56,6 +56,8 @@ struct ForwardKernel {
   int level = 0;     // scratch level
 
   static constexpr int RC = 8; // query rows per vector chunk of the softmax pass
+  // Rows of q (and of out) requested ahead of the row being read (written) on the host.
+  static constexpr int rows_ahead = 8;
   // Largest token stride read in place (tile_gemm takes int leading dimensions).
   static constexpr Index direct_stride_max = 1 << 30;
   static_assert(Br % RC == 0, "Br must be a multiple of the softmax row chunk");
@@ -157,6 +159,15 @@ struct ForwardKernel {
     const int H = static_cast<int>(c.H), Hv = static_cast<int>(c.Hv);
 
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br), [&](const int r) {
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+      if constexpr (host_space<ExecSpace>) {
+        // A host team is one thread running r in order: request row r + rows_ahead's lines now.
+        if (q.sd == 1)
+          for (int u = r == 0 ? 0 : r + rows_ahead; u <= r + rows_ahead && u < rows; ++u)
+            host_vectors::prefetch_read(q.data + q.at(b, sq.q_tok0 + i0 + u, n, 0),
+                                        H * static_cast<int>(sizeof(T)));
+      }
+#endif
       if (r < rows) {
         const Index tok = sq.q_tok0 + i0 + r;
         const T* qrow = q.data + q.at(b, tok, n, 0);
@@ -187,6 +198,13 @@ struct ForwardKernel {
       all_lo = Kokkos::max(all_lo, sc.klo[r]);
       all_hi = Kokkos::min(all_hi, sc.khi[r]);
     }
+    // A block with fewer query rows than Br (the last one, e.g. 64 of 96 rows at T = 1024) runs
+    // the whole-tile steps over its rows only, rounded up to the P V block height MR, then to the
+    // softmax chunk RC, then to the 16-query strip of the scores (Br is a multiple of all three).
+    // The rows beyond are padding that no output reads.
+    const int pv_rows = round_up(rows, MR);
+    const int sm_rows = round_up(pv_rows, RC);
+    const int s_rows = round_up(sm_rows, 16);
 #endif
 
     for (Index j0 = (jlo / Bc) * Bc; j0 < jhi; j0 += Bc) {
@@ -252,8 +270,8 @@ struct ForwardKernel {
         // runs over the keys rounded up to the block height and its max and softmax over cols.
         whole = !extras && j0 >= all_lo && j0 + cols <= all_hi;
         if (whole)
-          host_vectors::scores_with_max(round_up(cols, host_vectors::scores_mr), cols, Br, H, ka,
-                                        ka_m, sc.qt, sc.st, Br, sc.cmax);
+          host_vectors::scores_with_max(round_up(cols, host_vectors::scores_mr), cols, s_rows, H,
+                                        ka, ka_m, sc.qt, sc.st, Br, sc.cmax);
       }
 #endif
       if (!whole)
@@ -273,7 +291,14 @@ struct ForwardKernel {
       // Online softmax down the key axis, RC query rows per vector: P^T = exp(S^T - m) (0 where
       // a row does not see a key), and alpha = the factor each row's accumulator is rescaled by
       // to its new max (applied by the P V product as it loads O).
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br / RC), [&](const int chunk) {
+      int chunks = Br / RC, o_rows = Br;
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+      if (whole) {
+        chunks = sm_rows / RC;
+        o_rows = pv_rows;
+      }
+#endif
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, chunks), [&](const int chunk) {
         const int r0 = chunk * RC;
         int lo[RC], hi[RC];
         Acc* alpha = sc.alpha + r0;
@@ -309,7 +334,8 @@ struct ForwardKernel {
       team.team_barrier();
 
       // O = alpha O + P V, P read in place from P^T (a_m = 1, a_k = Br).
-      tile_gemm<MR, NR>(team, Br, Hvp, cols, sc.st, 1, Br, vb, vb_ld, sc.o, Hvp, true, sc.alpha);
+      tile_gemm<MR, NR>(team, o_rows, Hvp, cols, sc.st, 1, Br, vb, vb_ld, sc.o, Hvp, true,
+                        sc.alpha);
       team.team_barrier();
     }
 
@@ -330,8 +356,15 @@ struct ForwardKernel {
         delta[at] = d;
         return;
       }
-      for (int h = 0; h < Hv; ++h)
-        out.data[out.at(b, tok, n, h)] = Traits::store(orow[h] * inv);
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+      if constexpr (host_space<ExecSpace>) {
+        if (out.sd == 1)
+          for (int u = r == 0 ? 0 : r + rows_ahead; u <= r + rows_ahead && u < rows_out; ++u)
+            host_vectors::prefetch_write(out.data + out.at(b, sq.q_tok0 + i0 + u, n, 0),
+                                         Hv * static_cast<int>(sizeof(T)));
+      }
+#endif
+      store_row<Traits>(out.data + out.at(b, tok, n, 0), out.sd, orow, Hv, inv);
       if (c.lse)
         c.lse[b * c.lse_sb + n * c.lse_sn + tok * c.lse_st] = static_cast<float>(lse);
     });

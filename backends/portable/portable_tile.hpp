@@ -253,6 +253,27 @@ KOKKOS_FORCEINLINE_FUNCTION void load_row(Acc* KOKKOS_RESTRICT dst, const T* KOK
   }
 }
 
+// dst[h * sd] = src[h] * mul for h < n, rounded to T; the contiguous case gets its own loop so that
+// it vectorises (as load_row).
+template <class Traits, class T, class Acc>
+KOKKOS_FORCEINLINE_FUNCTION void store_row(T* KOKKOS_RESTRICT dst, std::int64_t sd,
+                                           const Acc* KOKKOS_RESTRICT src, int n, Acc mul) {
+  if (sd == 1) {
+    constexpr int L = 8;
+    int h = 0;
+    for (; h + L <= n; h += L) {
+      KATTN_UNROLL
+      for (int e = 0; e < L; ++e)
+        dst[h + e] = Traits::store(src[h + e] * mul);
+    }
+    for (; h < n; ++h)
+      dst[h] = Traits::store(src[h] * mul);
+  } else {
+    for (int h = 0; h < n; ++h)
+      dst[h * sd] = Traits::store(src[h] * mul);
+  }
+}
+
 // Writes `value` to element `offset` of a float tensor of runtime dtype (dbias may have any
 // float dtype, independent of q/k/v).
 template <class Acc>
