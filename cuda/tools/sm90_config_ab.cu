@@ -54,7 +54,8 @@ struct Config {
 // files. Suffixes: _old = without turns carried across tiles (kCarryTurn), _ct = with them but
 // without the late output rescale head dim 64's 192-row tiles ship with (kLateRescale);
 // h128_n160/n176: key blocks that waste less of the last block at 4096 keys than 192 (which
-// leaves 64 of 192 keys in it).
+// leaves 64 of 192 keys in it); h128_n160_pair_q2: the largest key block that leaves room for
+// a second Q buffer (2 x 32 + 2 x 80 KB), so the next tile's Q loads under this one.
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_paired", 128, &launch_bf16_h128_long, true, TileChoice::h128_long},
@@ -65,6 +66,8 @@ const Config kConfigs[] = {
     {"h128_n160_pair_ct", 128, &candidate<FwdConfig<true, 128, 0, 160, 2, -1, 1, 1, -1, 1>>, false,
      TileChoice::h128_long},
     {"h128_n176_pair_ct", 128, &candidate<FwdConfig<true, 128, 0, 176, 2, -1, 1, 1, -1, 1>>, false,
+     TileChoice::h128_long},
+    {"h128_n160_pair_q2", 128, &candidate<FwdConfig<true, 128, 0, 160, 2, -1, 2, 1, -1, 1>>, false,
      TileChoice::h128_long},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
     {"h64_m192_ct", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 1>>, false,
