@@ -50,6 +50,10 @@ if want sanitizer; then
     "$BIN/kokkosattn_gpu_tests" -tc='cuda/sm90/varlen*,cuda/sm90/causal*'
   step racecheck-sm90 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$BIN/kokkosattn_gpu_tests" -tc='cuda/sm90/varlen*'
+  # Named-barrier misuse (divergent or mismatched bar.sync) in the warp-specialised kernel
+  # (~85 s on the H200).
+  step synccheck-sm90 compute-sanitizer --tool synccheck --error-exitcode 9 \
+    "$BIN/kokkosattn_gpu_tests" -tc='cuda/sm90/*,cuda/sanitizer_smoke*'
 fi
 if want conformance; then
   # The library's own kernel choice (sm90 where it serves, sm80 otherwise), then sm80 forced.
