@@ -72,9 +72,9 @@ struct FwdConfig {
 
 // The configurations the library instantiates (inst/*.cu) and which problems get them
 // (tile_choice.hpp). Measured with kokkosattn_sm90_config_ab (docs/cuda-sm90.md, "Tile
-// configurations"): at S <= 4096 head dim 128 gains 4-29% from paired query blocks with a
-// double-buffered Q (K/V read once per pair, the next Q loads under this tile); above 4096 a
-// 192-key block amortises the per-block waits and barriers (+4-8%). Head dim 64 with causal
+// configurations"): below 4096 keys head dim 128 gains 4-29% from paired query blocks with a
+// double-buffered Q (K/V read once per pair, the next Q loads under this tile); from 4096 a
+// 192-key block amortises the per-block waits and barriers (+1-8%). Head dim 64 with causal
 // masks up to 1024 keys: 2 consumer warpgroups (128-row tiles waste less on the diagonal).
 // Head dim 64's 192-row tiles also take the warp-uniform warpgroup index (kUniformWg): +5-6% at
 // every T, causal or not (A/B round 4). Round 5: every ping-pong configuration carries its

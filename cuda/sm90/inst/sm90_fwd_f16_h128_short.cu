@@ -1,4 +1,4 @@
-// sm90 forward, f16, head dim 128, up to 4096 keys (configurations: fwd_config.cuh).
+// sm90 forward, f16, head dim 128, fewer than 4096 keys (configurations: fwd_config.cuh).
 #include "../launch.cuh"
 #include "instances.hpp"
 
