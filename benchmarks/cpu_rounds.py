@@ -88,7 +88,8 @@ def main():
         names = [os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(b))))
                  for b in args.bins]
     res = {}  # (t, causal) -> list of per-round dicts name -> ms
-    print(f"# torch {torch.__version__}, {args.threads} threads, fp32 B={B} N={N} H={H}", flush=True)
+    print(f"# torch {torch.__version__}, {args.threads} threads, fp32 B={B} N={N} H={H}",
+          flush=True)
     for rnd in range(args.rounds):
         peak = fma_peak_gflops(args.bins[0], args.threads)
         print(f"round {rnd + 1}: fma_peak {peak:.1f} GFLOP/s, load {os.getloadavg()}", flush=True)
@@ -101,7 +102,8 @@ def main():
                 print(f"  T={t} causal={causal} " +
                       " ".join(f"{n}={got[n]:.1f}" for n in names + ["torch"]), flush=True)
     print("\n| T | causal | " + " | ".join(f"{n} ms (best)" for n in names) +
-          " | torch ms (best) | " + " | ".join(f"{n} vs torch (best / median)" for n in names) + " |")
+          " | torch ms (best) | " +
+          " | ".join(f"{n} vs torch (best / median)" for n in names) + " |")
     print("|---" * (3 + 2 * len(names)) + "|")
     for (t, causal), rounds in sorted(res.items()):
         best = {n: min(x[n] for x in rounds) for n in names + ["torch"]}
