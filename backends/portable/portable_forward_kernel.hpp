@@ -58,6 +58,19 @@ struct ForwardKernel {
   static constexpr int RC = 8; // query rows per vector chunk of the softmax pass
   // Rows of q (and of out) requested ahead of the row being read (written) on the host.
   static constexpr int rows_ahead = 8;
+#ifdef KATTN_PORTABLE_HOST_VECTORS
+  // A host team is one thread running its rows r in order: at r, request the lines of row
+  // r + rows_ahead (at r = 0, of rows 0 .. rows_ahead). row(u): the row's first element.
+  template <bool kWrite, class RowPtr>
+  static void prefetch_rows_ahead(int r, int rows, int bytes, const RowPtr& row) {
+    for (int u = r == 0 ? 0 : r + rows_ahead; u <= r + rows_ahead && u < rows; ++u) {
+      if constexpr (kWrite)
+        host_vectors::prefetch_write(row(u), bytes);
+      else
+        host_vectors::prefetch_read(row(u), bytes);
+    }
+  }
+#endif
   // Largest token stride read in place (tile_gemm takes int leading dimensions).
   static constexpr Index direct_stride_max = 1 << 30;
   static_assert(Br % RC == 0, "Br must be a multiple of the softmax row chunk");
@@ -161,11 +174,10 @@ struct ForwardKernel {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Br), [&](const int r) {
 #ifdef KATTN_PORTABLE_HOST_VECTORS
       if constexpr (host_space<ExecSpace>) {
-        // A host team is one thread running r in order: request row r + rows_ahead's lines now.
         if (q.sd == 1)
-          for (int u = r == 0 ? 0 : r + rows_ahead; u <= r + rows_ahead && u < rows; ++u)
-            host_vectors::prefetch_read(q.data + q.at(b, sq.q_tok0 + i0 + u, n, 0),
-                                        H * static_cast<int>(sizeof(T)));
+          prefetch_rows_ahead<false>(r, rows, H * static_cast<int>(sizeof(T)), [&](int u) {
+            return q.data + q.at(b, sq.q_tok0 + i0 + u, n, 0);
+          });
       }
 #endif
       if (r < rows) {
@@ -359,9 +371,9 @@ struct ForwardKernel {
 #ifdef KATTN_PORTABLE_HOST_VECTORS
       if constexpr (host_space<ExecSpace>) {
         if (out.sd == 1)
-          for (int u = r == 0 ? 0 : r + rows_ahead; u <= r + rows_ahead && u < rows_out; ++u)
-            host_vectors::prefetch_write(out.data + out.at(b, sq.q_tok0 + i0 + u, n, 0),
-                                         Hv * static_cast<int>(sizeof(T)));
+          prefetch_rows_ahead<true>(r, rows_out, Hv * static_cast<int>(sizeof(T)), [&](int u) {
+            return out.data + out.at(b, sq.q_tok0 + i0 + u, n, 0);
+          });
       }
 #endif
       store_row<Traits>(out.data + out.at(b, tok, n, 0), out.sd, orow, Hv, inv);

@@ -58,24 +58,22 @@ std::vector<std::uint16_t> random_bits(std::size_t n, bool f16, std::uint64_t se
 } // namespace
 
 int main(int argc, char** argv) {
-  int repeats = 20;
-  std::vector<int> Ts = {1024, 4096, 8192}, Hs = {64, 128};
+  kattn::cuda_tools::SweepFlags flags{20, {1024, 4096, 8192}, {64, 128}};
   bool f16 = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc)
-      repeats = std::atoi(argv[++i]);
-    else if (a == "--T" && i + 1 < argc)
-      Ts = kattn::cuda_tools::parse_int_list(argv[++i]);
-    else if (a == "--H" && i + 1 < argc)
-      Hs = kattn::cuda_tools::parse_int_list(argv[++i]);
-    else if (a == "--f16")
+    if (kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags))
+      continue;
+    if (a == "--f16")
       f16 = true;
     else {
       std::fprintf(stderr, "usage: %s [--repeats R] [--T list] [--H list] [--f16]\n", argv[0]);
       return 2;
     }
   }
+  const int repeats = flags.repeats;
+  const std::vector<int>& Ts = flags.Ts;
+  const std::vector<int>& Hs = flags.Hs;
   try {
     int dev_count = 0;
     if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {

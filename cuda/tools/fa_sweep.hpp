@@ -49,4 +49,29 @@ inline std::vector<int> parse_int_list(const char* s) {
   return v;
 }
 
+// The flags both kernel tools take: --repeats R, --T list, --H list.
+struct SweepFlags {
+  int repeats;
+  std::vector<int> Ts;
+  std::vector<int> Hs;
+};
+
+// Consumes argv[i] (and its value) when it is one of SweepFlags' flags; false otherwise.
+inline bool parse_sweep_flag(int& i, int argc, char** argv, SweepFlags& f) {
+  const std::string a = argv[i];
+  if (i + 1 >= argc) {
+    return false;
+  }
+  if (a == "--repeats") {
+    f.repeats = std::atoi(argv[++i]);
+  } else if (a == "--T") {
+    f.Ts = parse_int_list(argv[++i]);
+  } else if (a == "--H") {
+    f.Hs = parse_int_list(argv[++i]);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 } // namespace kattn::cuda_tools

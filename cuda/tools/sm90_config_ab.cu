@@ -121,21 +121,16 @@ __global__ void max_abs_diff(const std::uint16_t* a, const std::uint16_t* b, std
 } // namespace
 
 int main(int argc, char** argv) {
-  int repeats = 25;
-  std::vector<int> Ts = {512, 1024, 2048, 4096, 8192, 16384}, Hs = {128, 64};
+  kattn::cuda_tools::SweepFlags flags{25, {512, 1024, 2048, 4096, 8192, 16384}, {128, 64}};
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc)
-      repeats = std::atoi(argv[++i]);
-    else if (a == "--T" && i + 1 < argc)
-      Ts = kattn::cuda_tools::parse_int_list(argv[++i]);
-    else if (a == "--H" && i + 1 < argc)
-      Hs = kattn::cuda_tools::parse_int_list(argv[++i]);
-    else {
+    if (!kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags)) {
       std::fprintf(stderr, "usage: %s [--repeats R] [--T list] [--H list]\n", argv[0]);
       return 2;
     }
   }
+  const int repeats = flags.repeats;
+  const std::vector<int>& Ts = flags.Ts;
+  const std::vector<int>& Hs = flags.Hs;
   try {
     int major = 0, count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
