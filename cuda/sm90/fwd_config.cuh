@@ -18,7 +18,8 @@ namespace kattn::cuda_kernels::sm90 {
 // query blocks in the scheduler (scheduler.cuh).
 template <bool kIsBf16, int kHeadDimT, int kConsumerWGsT = 0, int kBlockNT = 0, int kStagesT = 0,
           int kPingPongT = -1, int kQStagesT = 1, int kPairedT = -1, int kUniformWgT = -1,
-          int kCarryTurnT = 0, int kLateRescaleT = 0>
+          int kCarryTurnT = 0, int kLateRescaleT = 0, int kTailNT = 0, int kTraceT = 0,
+          int kVecStoreT = 1>
 struct FwdConfig {
   static constexpr bool kBf16 = kIsBf16;
   static constexpr int kHeadDim = kHeadDimT;
@@ -43,6 +44,16 @@ struct FwdConfig {
   static constexpr int kBlockN = kBlockNT != 0 ? kBlockNT : (kHeadDim == 256 ? 80 : 128);
   // wgmma: N of S = Q K^T a multiple of 8 (<= 256), K of P V in steps of 16.
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "key block");
+  // A tile's last key block, when it holds at most kTailN keys, runs S = Q K^T with N = kTailN
+  // and P V over kTailN keys (0: off). 192-key blocks at 4096 keys: 64 of 192 keys in the last
+  // block, a full-width block would spend 2/3 of its GEMMs on masked keys.
+  static constexpr int kTailN = kTailNT;
+  static_assert(kTailN == 0 || (kTailN % 16 == 0 && kTailN < kBlockN), "tail block");
+  // Per-tile timestamps into FwdArgs::trace (tile_trace.cuh; the A/B tool's diagnostics only).
+  static constexpr bool kTrace = kTraceT != 0;
+  // The epilogue stores 16 contiguous bytes per lane (quad transpose) when the output's
+  // pointer and strides allow it (FwdArgs::out_vec16), else 4-byte stores.
+  static constexpr bool kVecStore = kVecStoreT != 0;
   static constexpr int kStages = kStagesT != 0 ? kStagesT : (kHeadDim == 64 ? 3 : 2);
   static constexpr int kThreads = 128 * (1 + kConsumerWGs); // + the producer warpgroup
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
@@ -88,6 +99,10 @@ template <bool kBf16>
 using Sm90H128Short = FwdConfig<kBf16, 128, 0, 0, 0, -1, 2, 1, -1, 1>;
 template <bool kBf16>
 using Sm90H128Long = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1, -1, 1>;
+// The same with a narrow (64-key) last block, for key lengths whose last 192-key block holds at
+// most 64 keys (round 6: +1-2% at 4096 keys; the extra path costs ~1% where it is not taken).
+template <bool kBf16>
+using Sm90H128LongTail = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 64>;
 template <bool kBf16>
 using Sm90H256 = FwdConfig<kBf16, 256>;
 
@@ -98,10 +113,12 @@ struct FwdArgs {
   CUtensorMap tma_v;
   FlashFwdParams p;
   int num_m_blocks;
-  int num_tiles;      // num_m_blocks * B * N, walked by a persistent grid
-  float softmax_log2; // multiplier turning the (soft-capped) score into log2 units
-  float score_scale;  // scale applied before softcap (or folded into softmax_log2 without it)
-  float softcap_mul;  // softcap (0 = none)
+  int num_tiles;        // num_m_blocks * B * N, walked by a persistent grid
+  float softmax_log2;   // multiplier turning the (soft-capped) score into log2 units
+  float score_scale;    // scale applied before softcap (or folded into softmax_log2 without it)
+  float softcap_mul;    // softcap (0 = none)
+  std::uint64_t* trace; // Cfg::kTrace builds: per-tile timestamps (tile_trace.cuh), else unused
+  bool out_vec16;       // out and its strides allow 16-byte row stores (8 elements)
 };
 
 } // namespace kattn::cuda_kernels::sm90

@@ -12,6 +12,7 @@
 #include "producer.cuh"
 #include "ptx.cuh"
 #include "scheduler.cuh"
+#include "tile_trace.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 
@@ -64,7 +65,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       }
       const TileWork w = tile_work<Cfg>(a, t);
       if (!w.skip) {
-        consume_tile<Cfg>(a, smem, w, wg - 1, it, q_count);
+        consume_tile<Cfg>(a, smem, w, wg - 1, it, q_count, TileTrace<Cfg>(a, r, wg - 1));
       }
     }
     turn_drain<Cfg>(wg - 1, q_count);

@@ -18,14 +18,18 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
+// trace: Cfg::kTrace builds only (tile_trace.cuh).
 template <class Cfg>
-void launch_fwd(const FlashFwdParams& p, cudaStream_t stream) {
+void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, std::uint64_t* trace = nullptr) {
   if (p.B == 0 || p.T == 0 || p.N == 0) {
     return;
   }
   FwdArgs a{};
   a.p = p;
+  a.trace = trace;
   const bool packed = p.cu_seqlens_q != nullptr;
+  a.out_vec16 = reinterpret_cast<std::uintptr_t>(p.out) % 16 == 0 && p.o_row_stride % 8 == 0 &&
+                p.o_head_stride % 8 == 0 && (packed || p.o_batch_stride % 8 == 0);
   // A tensor map needs extents >= 1; with no keys (S == 0) nothing is ever loaded.
   // Packed: the tensors' token extents when the caller gave them (the cuda backend always
   // does), else cu_seqlens[B] read back from the device (synchronises the stream).

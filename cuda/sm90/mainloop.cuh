@@ -13,6 +13,7 @@
 #include "scheduler.cuh"
 #include "seq_mask.cuh"
 #include "softmax.cuh"
+#include "tile_trace.cuh"
 #include "wgmma_ops.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -64,14 +65,13 @@ __device__ __forceinline__ void turn_drain(int wg, int q_count) {
 
 template <class Cfg>
 __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t smem,
-                                             const TileWork& w, int wg, int& it_base,
-                                             int& q_count) {
+                                             const TileWork& w, int wg, int& it_base, int& q_count,
+                                             const TileTrace<Cfg>& trace) {
   constexpr int BN = Cfg::kBlockN;
   constexpr int D = Cfg::kHeadDim;
   constexpr int kSRegs = BN / 2;
   constexpr int kORegs = D / 2;
   constexpr int kLastWG = Cfg::kConsumerWGs - 1;
-  using MmaS = WgmmaSS<BN, Cfg::kBf16>;
   using MmaO = WgmmaRS<D, Cfg::kBf16>;
 
   const int tid = static_cast<int>(threadIdx.x) % 128;
@@ -97,7 +97,11 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
   std::uint32_t pa[BN / 16][4];
   float corr[2] = {1.f, 1.f};
 
-  const auto issue_s = [&](int i) {
+  // The per-block steps take the scores (R = width / 2 registers per thread) and P fragments
+  // (width / 16 k-steps) as arguments: full blocks pass sc and pa, a narrow last block
+  // (Cfg::kTailN) their leading registers.
+  const auto issue_s = [&]<int R>(int i, float(&acc)[R]) {
+    using MmaS = WgmmaSS<2 * R, Cfg::kBf16>;
     const std::uint32_t k_base = smem + Cfg::kOffK + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     wgmma_fence();
 #pragma unroll
@@ -107,9 +111,9 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       const std::uint64_t dk =
           sw128_desc(k_base + (kk / 4) * Cfg::kKVColBlockBytes + off, 16, 1024);
       if (kk == 0) {
-        MmaS::run_zero(sc, dq, dk);
+        MmaS::run_zero(acc, dq, dk);
       } else {
-        MmaS::run(sc, dq, dk, 1);
+        MmaS::run(acc, dq, dk, 1);
       }
     }
     wgmma_commit();
@@ -124,13 +128,13 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       zero_padding_rows<Cfg>(smem + Cfg::kOffV + st * Cfg::kKVBytes, w.s.k_len - n0, wg, tid);
     }
   };
-  const auto issue_pv = [&](int i) {
+  const auto issue_pv = [&]<int KS>(int i, std::uint32_t(&p)[KS][4]) {
     const std::uint32_t v_base = smem + Cfg::kOffV + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     reg_fence(o);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      MmaO::run(o, pa[kk], sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
+    for (int kk = 0; kk < KS; ++kk) {
+      MmaO::run(o, p[kk], sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
     }
     wgmma_commit();
   };
@@ -143,27 +147,27 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       o[4 * j + 3] *= corr[1];
     }
   };
-  // Scores of block i -> unnormalised probabilities in sc, and corr for the older rows of O.
-  const auto softmax = [&](int i) {
+  // Scores of block i -> unnormalised probabilities, and corr for the older rows of O.
+  const auto softmax = [&]<int R>(int i, float(&acc)[R]) {
     if (a.softcap_mul > 0.f) {
-      apply_softcap(sc, a.score_scale, a.softcap_mul);
+      apply_softcap(acc, a.score_scale, a.softcap_mul);
     }
     const int n0 = (w.nb_begin + i) * BN;
-    if (block_needs_mask(a.p, w.s, n0, BN, wg_row0, wg_row0 + 63)) {
-      apply_mask(sc, n0 + 2 * (lane % 4), keys0, keys1);
+    if (block_needs_mask(a.p, w.s, n0, 2 * R, wg_row0, wg_row0 + 63)) {
+      apply_mask(acc, n0 + 2 * (lane % 4), keys0, keys1);
     }
-    sm.step(sc, log2_mul, corr);
+    sm.step(acc, log2_mul, corr);
   };
   // Probabilities -> wgmma A fragments; only once the previous P V completed (wgmma reads its
   // A registers asynchronously).
-  const auto pack_p = [&]() {
+  const auto pack_p = [&]<int R>(float(&acc)[R], std::uint32_t(&p)[R / 8][4]) {
 #pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      pa[kk][0] = pack2(sc[8 * kk + 0], sc[8 * kk + 1], Cfg::kBf16);
-      pa[kk][1] = pack2(sc[8 * kk + 2], sc[8 * kk + 3], Cfg::kBf16);
-      pa[kk][2] = pack2(sc[8 * kk + 4], sc[8 * kk + 5], Cfg::kBf16);
-      pa[kk][3] = pack2(sc[8 * kk + 6], sc[8 * kk + 7], Cfg::kBf16);
-      reg_fence(pa[kk]); // pin the conversions here, not between later wgmma issues
+    for (int kk = 0; kk < R / 8; ++kk) {
+      p[kk][0] = pack2(acc[8 * kk + 0], acc[8 * kk + 1], Cfg::kBf16);
+      p[kk][1] = pack2(acc[8 * kk + 2], acc[8 * kk + 3], Cfg::kBf16);
+      p[kk][2] = pack2(acc[8 * kk + 4], acc[8 * kk + 5], Cfg::kBf16);
+      p[kk][3] = pack2(acc[8 * kk + 6], acc[8 * kk + 7], Cfg::kBf16);
+      reg_fence(p[kk]); // pin the conversions here, not between later wgmma issues
     }
   };
   const auto release = [&](std::uint32_t bar) {
@@ -172,15 +176,59 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       mbar_arrive(bar);
     }
   };
+  // Key block i >= 1: S(i) and P V(i - 1) (always a full block) in one turn, softmax(i) while
+  // they run, then P(i).
+  const auto step = [&]<int R>(int i, float(&acc)[R], std::uint32_t(&p)[R / 8][4]) {
+    const int st = Ring<Cfg>::stage(it_base + i);
+    mbar_wait(ring.k_full(st), Ring<Cfg>::parity(it_base + i));
+    wait_v(i - 1);
+    turn_wait<Cfg>(wg);
+    issue_s(i, acc);
+    if constexpr (!Cfg::kLateRescale) {
+      rescale_o(); // by the factor of block i - 1, while S(i) runs
+    }
+    issue_pv(i - 1, pa);
+    if (Cfg::kCarryTurn || !(wg == kLastWG && i == n_iter - 1)) {
+      turn_pass<Cfg>(wg);
+    }
+    wgmma_wait<1>();
+    reg_fence(acc);
+    release(ring.k_empty(st));
+    if (i == n_iter - 1) {
+      release(ring.q_empty(qs));
+    }
+    softmax(i, acc);
+    wgmma_wait<0>();
+    reg_fence(o);
+    release(ring.v_empty(Ring<Cfg>::stage(it_base + i - 1)));
+    if constexpr (Cfg::kLateRescale) {
+      rescale_o(); // by block i's factor, now that P V(i - 1) has landed in O
+    }
+    pack_p(acc, p);
+  };
+  // The tile's last P V (outside the turn).
+  const auto last_pv = [&]<int KS>(std::uint32_t(&p)[KS][4]) {
+    wait_v(n_iter - 1);
+    if constexpr (!Cfg::kLateRescale) {
+      rescale_o();
+    }
+    issue_pv(n_iter - 1, p);
+    wgmma_wait<0>();
+    reg_fence(o);
+    release(ring.v_empty(Ring<Cfg>::stage(it_base + n_iter - 1)));
+  };
 
+  trace.mark(kTraceTileStart);
+  trace.tile(n_iter, w.t);
   if (n_iter > 0) {
     mbar_wait(ring.q_full(qs), Ring<Cfg>::q_parity(q_count));
+    trace.mark(kTraceQArrived);
     if (Cfg::kPingPong && wg == kLastWG && (!Cfg::kCarryTurn || q_count == 0)) {
       turn_pass<Cfg>(wg); // warpgroup 0 issues first
     }
     mbar_wait(ring.k_full(Ring<Cfg>::stage(it_base)), Ring<Cfg>::parity(it_base));
     turn_wait<Cfg>(wg);
-    issue_s(0);
+    issue_s(0, sc);
     if (Cfg::kCarryTurn || !(wg == kLastWG && n_iter == 1)) {
       turn_pass<Cfg>(wg);
     }
@@ -190,44 +238,31 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     if (n_iter == 1) {
       release(ring.q_empty(qs));
     }
-    softmax(0);
-    pack_p();
-    for (int i = 1; i < n_iter; ++i) {
-      const int st = Ring<Cfg>::stage(it_base + i);
-      mbar_wait(ring.k_full(st), Ring<Cfg>::parity(it_base + i));
-      wait_v(i - 1);
-      turn_wait<Cfg>(wg);
-      issue_s(i);
-      if constexpr (!Cfg::kLateRescale) {
-        rescale_o(); // by the factor of block i - 1, while S(i) runs
-      }
-      issue_pv(i - 1);
-      if (Cfg::kCarryTurn || !(wg == kLastWG && i == n_iter - 1)) {
-        turn_pass<Cfg>(wg);
-      }
-      wgmma_wait<1>();
-      reg_fence(sc);
-      release(ring.k_empty(st));
-      if (i == n_iter - 1) {
-        release(ring.q_empty(qs));
-      }
-      softmax(i);
-      wgmma_wait<0>();
-      reg_fence(o);
-      release(ring.v_empty(Ring<Cfg>::stage(it_base + i - 1)));
-      if constexpr (Cfg::kLateRescale) {
-        rescale_o(); // by block i's factor, now that P V(i - 1) has landed in O
-      }
-      pack_p();
+    softmax(0, sc);
+    pack_p(sc, pa);
+    // Narrow last block: decided outside the loop so the loop body keeps one wgmma pipeline
+    // (a run-time width choice inside it makes ptxas serialise the wgmma issues).
+    bool narrow_tail = false;
+    if constexpr (Cfg::kTailN > 0) {
+      narrow_tail = n_iter > 1 && w.k_end - (w.nb_end - 1) * BN <= Cfg::kTailN;
     }
-    wait_v(n_iter - 1);
-    if constexpr (!Cfg::kLateRescale) {
-      rescale_o();
+    const int n_full = narrow_tail ? n_iter - 1 : n_iter;
+    for (int i = 1; i < n_full; ++i) {
+      step(i, sc, pa);
     }
-    issue_pv(n_iter - 1);
-    wgmma_wait<0>();
-    reg_fence(o);
-    release(ring.v_empty(Ring<Cfg>::stage(it_base + n_iter - 1)));
+    if constexpr (Cfg::kTailN > 0) {
+      if (narrow_tail) {
+        auto& sc_tail = *reinterpret_cast<float(*)[Cfg::kTailN / 2]>(&sc[0]);
+        auto& pa_tail = *reinterpret_cast<std::uint32_t(*)[Cfg::kTailN / 16][4]>(&pa[0][0]);
+        step(n_iter - 1, sc_tail, pa_tail);
+        last_pv(pa_tail);
+      } else {
+        last_pv(pa);
+      }
+    } else {
+      last_pv(pa);
+    }
+    trace.mark(kTraceMainloopDone);
     it_base += n_iter;
     ++q_count;
   }
@@ -236,6 +271,7 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
   float lse[2];
   sm.finish(log2_mul, inv, lse);
   store_output<Cfg>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+  trace.mark(kTraceStored);
 }
 
 } // namespace kattn::cuda_kernels::sm90

@@ -29,6 +29,7 @@ struct TileWork {
   SeqInfo s;
   int nb_begin;
   int nb_end;
+  int k_end; // the tile's key range ends here (the last block may be partial)
   bool skip; // packed: the query block lies past this sequence, nothing to do or write
   __device__ __forceinline__ int n_iter() const { return nb_end - nb_begin; }
 };
@@ -91,6 +92,7 @@ __device__ __forceinline__ TileWork tile_work(const FwdArgs& a, const Tile& tile
   // Padded blocks past q_len still zero their rows (empty key range).
   const KeyRange kr = key_range(a.p, w.s, m0, m0 + Cfg::kBlockM - 1);
   w.nb_begin = kr.lo / Cfg::kBlockN;
+  w.k_end = kr.hi;
   w.nb_end = kr.hi > kr.lo && m0 < w.s.q_len && !w.skip ? (kr.hi + Cfg::kBlockN - 1) / Cfg::kBlockN
                                                         : w.nb_begin;
   return w;

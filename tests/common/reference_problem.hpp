@@ -34,6 +34,7 @@ struct Spec {
   bool packed = false;
   bool lse = true;
   bool heads_major = false; // q/k/v/out and their gradients stored [B, N, T, H] (strided view)
+  std::int64_t out_pad = 0; // out stored with Hv + out_pad elements per head (strided view)
   double q_mult = 1.0, k_mult = 1.0;
   bool outliers = false;
   std::uint64_t seed = 1;
@@ -80,20 +81,24 @@ struct Buffer {
 };
 
 // Logical extents {L0, L, heads, dim} (batched) or {L, heads, dim} (packed); heads_major
-// stores heads before the token dimension and returns the permuted strided view.
-inline Buffer make_buffer(DType t, std::vector<std::int64_t> ext, bool heads_major) {
+// stores heads before the token dimension and returns the permuted strided view; pad adds
+// unused elements after each head's dim ones.
+inline Buffer make_buffer(DType t, std::vector<std::int64_t> ext, bool heads_major,
+                          std::int64_t pad = 0) {
   Buffer b;
   const std::size_t tok = ext.size() - 3; // index of the token dimension
   std::vector<std::int64_t> store = ext;
+  store.back() += pad;
   if (heads_major)
     std::swap(store[tok], store[tok + 1]);
   b.storage = HostTensor(t, store);
   b.view = b.storage.view();
-  if (heads_major) {
+  if (heads_major || pad != 0) {
     for (std::size_t d = 0; d < ext.size(); ++d)
       b.view.extent[d] = ext[d];
-    std::swap(b.view.stride[tok], b.view.stride[tok + 1]);
   }
+  if (heads_major)
+    std::swap(b.view.stride[tok], b.view.stride[tok + 1]);
   return b;
 }
 
@@ -136,7 +141,7 @@ public:
     q = make_buffer(p.dtype, shape(tq, p.N, p.H), p.heads_major);
     k = make_buffer(p.dtype, shape(tk, p.K, p.H), p.heads_major);
     v = make_buffer(p.dtype, shape(tk, p.K, p.Hv), p.heads_major);
-    out = make_buffer(p.dtype, shape(tq, p.N, p.Hv), p.heads_major);
+    out = make_buffer(p.dtype, shape(tq, p.N, p.Hv), p.heads_major, p.out_pad);
     dout = make_buffer(p.dtype, shape(tq, p.N, p.Hv), p.heads_major);
     dq = make_buffer(p.dtype, shape(tq, p.N, p.H), p.heads_major);
     dk = make_buffer(p.dtype, shape(tk, p.K, p.H), p.heads_major);

@@ -84,7 +84,8 @@ TEST_CASE("cuda/sm90/persistent: more work items than SMs (CTAs run several tile
 
 TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its boundaries") {
   // tile_choice.hpp: head dim 128 switches to the 192-key-block configuration at 4096 keys
-  // (the batch maximum), head dim 64 to 128-row tiles for causal masks up to 1024 keys.
+  // (the batch maximum), with a narrow last block when it holds at most 64 keys below 12288
+  // keys; head dim 64 to 128-row tiles for causal masks up to 1024 keys.
   KATTN_REQUIRE_SM90();
   const auto named = [](const Spec& s, const std::string& tile) {
     const auto r = cuda_matches(s, sm90);
@@ -93,7 +94,12 @@ TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its bo
     CHECK(r.kernel == want);
   };
   named(make(DType::bf16, 1, 64, 4095, 2, 1, 128), "h128_paired_q2");
-  named(make(DType::bf16, 1, 64, 4096, 2, 1, 128), "h128_n192_paired");
+  named(make(DType::bf16, 1, 64, 4096, 2, 1, 128), "h128_n192_tail64"); // 21 x 192 + 64
+  named(make(DType::bf16, 1, 64, 4097, 2, 1, 128), "h128_n192_paired"); // last block 65 keys
+  named(make(DType::f16, 2, 130, 12160, 2, 1, 128), "h128_n192_tail64");
+  named(make(DType::bf16, 1, 64, 12352, 2, 1, 128), "h128_n192_paired");
+  named(causal(make(DType::bf16, 1, 1000, 4096, 2, 1, 128), Alignment::bottom_right),
+        "h128_n192_tail64");
   named(make(DType::bf16, 1, 300, 4500, 2, 1, 128), "h128_n192_paired");
   named(causal(make(DType::f16, 1, 4160, 4160, 1, 1, 128), Alignment::top_left),
         "h128_n192_paired");
@@ -105,6 +111,9 @@ TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its bo
   Spec v = make(DType::f16, 2, 200, 5000, 2, 2, 128); // padded: one batch past 4096 keys
   v.q_lens = {200, 57};
   v.k_lens = {4097, 5000};
+  named(causal(v, Alignment::bottom_right), "h128_n192_tail64"); // 5000 = 26 x 192 + 8
+  v.S = 5100;
+  v.k_lens = {4097, 5100};
   named(causal(v, Alignment::bottom_right), "h128_n192_paired");
   named(causal(make(DType::bf16, 2, 1024, 1024, 2, 2, 64), Alignment::top_left), "h64_m128_paired");
   named(causal(make(DType::f16, 2, 900, 1025, 2, 1, 64), Alignment::bottom_right), "h64_m192");
@@ -191,6 +200,22 @@ TEST_CASE("cuda/sm90/softcap: c * tanh(s / c) before the mask") {
     cuda_matches(s, sm90);
     cuda_matches(causal(s, Alignment::bottom_right), sm90);
   }
+}
+
+TEST_CASE("cuda/sm90/out_strides: output heads not 16-byte aligned (the 4-byte store path)") {
+  KATTN_REQUIRE_SM90();
+  // Head stride Hv + 2 elements: the epilogue stores 16 bytes per lane only when out and its
+  // strides are multiples of 8 elements, so these outputs take the 4-byte stores (every other
+  // case here takes the 16-byte ones).
+  for (std::int64_t H : {64, 128, 256}) {
+    Spec s = make(DType::bf16, 2, 113, 203, 2, 2, H);
+    s.out_pad = 2;
+    cuda_matches(s, sm90);
+    cuda_matches(causal(s, Alignment::bottom_right), sm90);
+  }
+  Spec f = make(DType::f16, 1, 300, 300, 3, 1, 128);
+  f.out_pad = 6;
+  cuda_matches(f, sm90);
 }
 
 TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ragged problem") {
