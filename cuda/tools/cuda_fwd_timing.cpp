@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   bool f16 = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags))
+    if (kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags) && flags.Ss.empty() &&
+        flags.B == 0)
       continue;
     if (a == "--f16")
       f16 = true;

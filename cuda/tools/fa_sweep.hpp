@@ -17,20 +17,24 @@ inline constexpr int kSweepTokens = 16384;
 inline constexpr int kSweepHidden = 2048;
 
 // q, k, v, out hold kSweepTokens x kSweepHidden elements; lse kSweepTokens x 64 floats.
+// S = 0: S = T; B = 0: kSweepTokens / max(T, S) (a caller's B must keep B * max(T, S) within
+// kSweepTokens).
 inline cuda_kernels::FlashFwdParams fa_sweep_params(cuda_kernels::ElemType dtype, int T, int H,
                                                     bool causal, void* q, void* k, void* v,
-                                                    void* out, float* lse) {
+                                                    void* out, float* lse, int S = 0, int B = 0) {
   cuda_kernels::FlashFwdParams p;
   p.dtype = dtype;
-  p.B = kSweepTokens / T;
-  p.T = p.S = T;
+  p.T = T;
+  p.S = S > 0 ? S : T;
+  p.B = B > 0 ? B : kSweepTokens / (p.T > p.S ? p.T : p.S);
   p.N = p.K = kSweepHidden / H;
   p.H = p.Hv = H;
   p.q = q, p.k = k, p.v = v, p.out = out, p.lse = lse;
   const std::int64_t row = kSweepHidden;
   p.q_row_stride = p.k_row_stride = p.v_row_stride = p.o_row_stride = row;
   p.q_head_stride = p.k_head_stride = p.v_head_stride = p.o_head_stride = H;
-  p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = row * T;
+  p.q_batch_stride = p.o_batch_stride = row * p.T;
+  p.k_batch_stride = p.v_batch_stride = row * p.S;
   p.lse_batch_stride = static_cast<std::int64_t>(p.N) * T;
   p.lse_head_stride = T;
   p.lse_row_stride = 1;
@@ -49,12 +53,23 @@ inline std::vector<int> parse_int_list(const char* s) {
   return v;
 }
 
-// The flags both kernel tools take: --repeats R, --T list, --H list.
+// The flags both kernel tools take: --repeats R, --T list, --H list; and, for separating a
+// per-tile cost from a per-key-block one, --S list (key lengths run at every T; empty: S = T)
+// and --B n (fixed batch; 0: the sweep's 16k tokens).
 struct SweepFlags {
   int repeats;
   std::vector<int> Ts;
   std::vector<int> Hs;
+  std::vector<int> Ss = {};
+  int B = 0;
 };
+
+// (T, S, B) fit the tools' kSweepTokens-row buffers.
+inline bool sweep_shape_fits(int T, int S, int B) {
+  const long long rows = T > S ? T : S;
+  return T > 0 && S > 0 && rows * (B > 0 ? B : kSweepTokens / rows) <= kSweepTokens &&
+         (B > 0 || rows <= kSweepTokens);
+}
 
 // Consumes argv[i] (and its value) when it is one of SweepFlags' flags; false otherwise.
 inline bool parse_sweep_flag(int& i, int argc, char** argv, SweepFlags& f) {
@@ -68,6 +83,10 @@ inline bool parse_sweep_flag(int& i, int argc, char** argv, SweepFlags& f) {
     f.Ts = parse_int_list(argv[++i]);
   } else if (a == "--H") {
     f.Hs = parse_int_list(argv[++i]);
+  } else if (a == "--S") {
+    f.Ss = parse_int_list(argv[++i]);
+  } else if (a == "--B") {
+    f.B = std::atoi(argv[++i]);
   } else {
     return false;
   }

@@ -7,7 +7,15 @@
 // TFLOP/s = 4 * B * N * T * S * H, halved for causal; '*' marks the configuration the library
 // picks (tile_choice.hpp).
 //
-// usage: kokkosattn_sm90_config_ab [--repeats R] [--T 512,1024] [--H 64,128]
+// usage: kokkosattn_sm90_config_ab [--repeats R] [--T 512,1024] [--H 64,128] [--S 2048,4096]
+//        [--B 2] [--mix] [--trace DIR]
+//   --S/--B: key lengths at fixed T and batch (non-causal only), to separate per-tile costs;
+//   --mix: interleave every shape too (one repetition runs every shape x configuration), so
+//          shapes can be compared with each other (clocks drift between shapes otherwise);
+//   --trace DIR: after timing, one launch per shape of each tracing configuration writes its
+//          per-tile timestamps (cuda/sm90/tile_trace.cuh) to DIR/<config>_T<T>_S<S>_B<B>_c<c>.bin
+//          as uint64 [grid][kTraceRounds][warpgroups][kTraceWords] (summary:
+//          cuda/tools/sm90_trace_summary.py).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,6 +32,7 @@
 #include "sm90/inst/instances.hpp"
 #include "sm90/launch.cuh"
 #include "sm90/tile_choice.hpp"
+#include "sm90/tile_trace.cuh"
 
 namespace {
 
@@ -42,6 +51,24 @@ void candidate(const FlashFwdParams& p, cudaStream_t s) {
   launch_fwd<Cfg>(p, s);
 }
 
+// Tracing twins of configurations (kTrace = 1), launched once per shape with --trace.
+struct TraceConfig {
+  const char* name;
+  int head_dim;
+  int warpgroups;
+  void (*launch)(const FlashFwdParams&, cudaStream_t, std::uint64_t*);
+};
+template <class Cfg>
+void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
+  launch_fwd<Cfg>(p, s, trace);
+}
+const TraceConfig kTraceConfigs[] = {
+    {"h128_n192_paired_trace", 128, 2,
+     &traced<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 0, 1>>},
+    {"h128_n192_tail64_trace", 128, 2,
+     &traced<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 64, 1>>},
+};
+
 struct Config {
   const char* name;
   int head_dim;
@@ -51,32 +78,20 @@ struct Config {
 };
 
 // Earlier rounds' candidates (docs/cuda-sm90.md, "Tile configurations") are in the results
-// files. Suffixes: _old = without turns carried across tiles (kCarryTurn), _ct = with them but
-// without the late output rescale head dim 64's 192-row tiles ship with (kLateRescale);
-// h128_n160/n176: key blocks that waste less of the last block at 4096 keys than 192 (which
-// leaves 64 of 192 keys in it); h128_n160_pair_q2: the largest key block that leaves room for
-// a second Q buffer (2 x 32 + 2 x 80 KB), so the next tile's Q loads under this one.
+// files. Round 6: h128_n192_tail64 (shipped for some key lengths) against h128_n192_paired at
+// every key length; _st4 = the epilogue's former 4-byte stores (kVecStore = 0). Measured and
+// dropped in round 6 (results files): 2 or 4 independent max/sum chains per softmax row,
+// per-warpgroup Q loads, a deferred epilogue (stores under the next tile's first S).
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_paired", 128, &launch_bf16_h128_long, true, TileChoice::h128_long},
-    {"h128_paired_q2_old", 128, &candidate<FwdConfig<true, 128, 0, 0, 0, -1, 2, 1, -1, 0>>, false,
-     TileChoice::h128_short},
-    {"h128_n192_pair_old", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 0>>, false,
-     TileChoice::h128_long},
-    {"h128_n160_pair_ct", 128, &candidate<FwdConfig<true, 128, 0, 160, 2, -1, 1, 1, -1, 1>>, false,
-     TileChoice::h128_long},
-    {"h128_n176_pair_ct", 128, &candidate<FwdConfig<true, 128, 0, 176, 2, -1, 1, 1, -1, 1>>, false,
-     TileChoice::h128_long},
-    {"h128_n160_pair_q2", 128, &candidate<FwdConfig<true, 128, 0, 160, 2, -1, 2, 1, -1, 1>>, false,
-     TileChoice::h128_long},
+    {"h128_n192_tail64", 128, &launch_bf16_h128_long_tail, true, TileChoice::h128_long_tail},
+    {"h128_n192_st4", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 0, 0, 0>>,
+     false, TileChoice::h128_long},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_ct", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 1>>, false,
-     TileChoice::h64},
-    {"h64_m192_old", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 0>>, false,
-     TileChoice::h64},
+    {"h64_m192_st4", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 1, 1, 0, 0, 0>>,
+     false, TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
-    {"h64_m128_pair_old", 64, &candidate<FwdConfig<true, 64, 2, 0, 3, -1, 1, 1, -1, 0>>, false,
-     TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
 };
 
@@ -118,19 +133,39 @@ __global__ void max_abs_diff(const std::uint16_t* a, const std::uint16_t* b, std
   atomicMax(out, u);
 }
 
+struct Shape {
+  FlashFwdParams p;
+  int T, S, H, causal;
+  double flops;
+  std::vector<const Config*> cs;
+  std::vector<float> diff;
+  std::vector<std::vector<float>> ms;
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
   kattn::cuda_tools::SweepFlags flags{25, {512, 1024, 2048, 4096, 8192, 16384}, {128, 64}};
+  bool mix = false;
+  std::string trace_dir;
   for (int i = 1; i < argc; ++i) {
-    if (!kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags)) {
-      std::fprintf(stderr, "usage: %s [--repeats R] [--T list] [--H list]\n", argv[0]);
+    const std::string a = argv[i];
+    if (kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags)) {
+      continue;
+    }
+    if (a == "--mix") {
+      mix = true;
+    } else if (a == "--trace" && i + 1 < argc) {
+      trace_dir = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--repeats R] [--T list] [--H list] [--S list] [--B n] [--mix] "
+                   "[--trace DIR]\n",
+                   argv[0]);
       return 2;
     }
   }
   const int repeats = flags.repeats;
-  const std::vector<int>& Ts = flags.Ts;
-  const std::vector<int>& Hs = flags.Hs;
   try {
     int major = 0, count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -142,7 +177,8 @@ int main(int argc, char** argv) {
       std::printf("SKIPPED: not a compute capability 9.0 GPU\n");
       return 77;
     }
-    const std::size_t tokens = 16384, hidden = 2048, elems = tokens * hidden;
+    const std::size_t tokens = kattn::cuda_tools::kSweepTokens;
+    const std::size_t elems = tokens * kattn::cuda_tools::kSweepHidden;
     std::uint16_t *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *o0 = nullptr;
     float* lse = nullptr;
     unsigned* dmax = nullptr;
@@ -158,61 +194,127 @@ int main(int argc, char** argv) {
     cudaEvent_t e0, e1;
     check(cudaEventCreate(&e0), "cudaEventCreate");
     check(cudaEventCreate(&e1), "cudaEventCreate");
-    std::printf("# bf16, 16k tokens, hidden 2048; median of %d interleaved repetitions; "
-                "* = the library's choice\n",
-                repeats);
-    std::printf("%-20s %6s %4s %5s %4s %9s %9s %10s\n", "config", "T", "H", "caus", "B", "ms",
-                "TFLOP/s", "maxdiff");
-    for (int H : Hs)
-      for (int T : Ts)
-        for (int causal : {0, 1}) {
-          FlashFwdParams p =
-              kattn::cuda_tools::fa_sweep_params(ElemType::bf16, T, H, causal, q, k, v, o, lse);
-          std::vector<const Config*> cs;
-          for (const Config& c : kConfigs)
-            if (c.head_dim == H)
-              cs.push_back(&c);
-          if (cs.empty())
-            continue;
-          std::vector<float> diff(cs.size(), 0.f);
-          for (std::size_t j = 0; j < cs.size(); ++j) {
-            p.out = j == 0 ? o0 : o;
-            check(cudaMemset(p.out, 0xff, elems * 2), "cudaMemset");
-            cs[j]->launch(p, nullptr);
-            check(cudaDeviceSynchronize(), cs[j]->name);
-            if (j > 0) {
-              check(cudaMemset(dmax, 0, sizeof(unsigned)), "cudaMemset");
-              max_abs_diff<<<1024, 256>>>(o0, o, elems, dmax);
-              unsigned bits = 0;
-              check(cudaMemcpy(&bits, dmax, sizeof bits, cudaMemcpyDeviceToHost), "cudaMemcpy");
-              std::memcpy(&diff[j], &bits, 4);
+
+    // Shapes, and each one's configurations checked against its first.
+    std::vector<Shape> shapes;
+    const std::vector<int> Ss = flags.Ss.empty() ? std::vector<int>{0} : flags.Ss;
+    for (int H : flags.Hs)
+      for (int T : flags.Ts)
+        for (int S0 : Ss)
+          for (int causal : {0, 1}) {
+            const int S = S0 > 0 ? S0 : T;
+            if (causal && S != T) { // the FLOP count below assumes T = S for causal
+              continue;
             }
-          }
-          p.out = o;
-          std::vector<std::vector<float>> ms(cs.size());
-          for (int r = 0; r < repeats + 2; ++r)
-            for (std::size_t j = 0; j < cs.size(); ++j) {
-              check(cudaEventRecord(e0), "cudaEventRecord");
-              cs[j]->launch(p, nullptr);
-              check(cudaEventRecord(e1), "cudaEventRecord");
-              check(cudaEventSynchronize(e1), "cudaEventSynchronize");
-              float t = 0.f;
-              check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
-              if (r >= 2) // two warm-up repetitions
-                ms[j].push_back(t);
+            if (!kattn::cuda_tools::sweep_shape_fits(T, S, flags.B)) {
+              std::printf("# T %d S %d B %d: over the 16k-token buffers, skipped\n", T, S, flags.B);
+              continue;
             }
-          const double flops = 4.0 * p.B * p.N * static_cast<double>(T) * T * H / (causal ? 2 : 1);
-          const TileChoice picked = choose_tile(p);
-          for (std::size_t j = 0; j < cs.size(); ++j) {
-            std::sort(ms[j].begin(), ms[j].end());
-            const double med = ms[j][ms[j].size() / 2];
-            const bool star = cs[j]->shipped && cs[j]->choice == picked;
-            std::printf("%-19s%c %6d %4d %5d %4d %9.3f %9.1f %10.3g\n", cs[j]->name,
-                        star ? '*' : ' ', T, H, causal, p.B, med, flops / med * 1e-9,
-                        static_cast<double>(diff[j]));
+            Shape sh;
+            sh.p = kattn::cuda_tools::fa_sweep_params(ElemType::bf16, T, H, causal, q, k, v, o, lse,
+                                                      S, flags.B);
+            sh.T = T, sh.S = S, sh.H = H, sh.causal = causal;
+            sh.flops = 4.0 * sh.p.B * sh.p.N * static_cast<double>(T) * S * H / (causal ? 2 : 1);
+            for (const Config& c : kConfigs)
+              if (c.head_dim == H)
+                sh.cs.push_back(&c);
+            if (!sh.cs.empty())
+              shapes.push_back(sh);
           }
-          std::fflush(stdout);
+    for (Shape& sh : shapes) {
+      sh.diff.assign(sh.cs.size(), 0.f);
+      sh.ms.assign(sh.cs.size(), {});
+      const std::size_t out_elems = static_cast<std::size_t>(sh.p.B) * sh.T * sh.p.N * sh.H;
+      FlashFwdParams p = sh.p;
+      for (std::size_t j = 0; j < sh.cs.size(); ++j) {
+        p.out = j == 0 ? o0 : o;
+        check(cudaMemset(p.out, 0xff, elems * 2), "cudaMemset");
+        sh.cs[j]->launch(p, nullptr);
+        check(cudaDeviceSynchronize(), sh.cs[j]->name);
+        if (j > 0) {
+          check(cudaMemset(dmax, 0, sizeof(unsigned)), "cudaMemset");
+          max_abs_diff<<<1024, 256>>>(o0, o, out_elems, dmax);
+          unsigned bits = 0;
+          check(cudaMemcpy(&bits, dmax, sizeof bits, cudaMemcpyDeviceToHost), "cudaMemcpy");
+          std::memcpy(&sh.diff[j], &bits, 4);
         }
+      }
+    }
+
+    // Timing groups: every shape alone, or (--mix) all shapes together.
+    std::vector<std::vector<Shape*>> groups;
+    for (Shape& sh : shapes) {
+      if (!mix || groups.empty())
+        groups.emplace_back();
+      groups.back().push_back(&sh);
+    }
+    std::printf("# bf16, 16k tokens, hidden 2048; median of %d interleaved repetitions%s; "
+                "* = the library's choice\n",
+                repeats, mix ? " (shapes interleaved too)" : "");
+    std::printf("%-22s %6s %6s %4s %5s %4s %9s %9s %10s\n", "config", "T", "S", "H", "caus", "B",
+                "ms", "TFLOP/s", "maxdiff");
+    for (const std::vector<Shape*>& g : groups) {
+      for (int r = 0; r < repeats + 2; ++r)
+        for (Shape* sh : g)
+          for (std::size_t j = 0; j < sh->cs.size(); ++j) {
+            FlashFwdParams p = sh->p;
+            p.out = o;
+            check(cudaEventRecord(e0), "cudaEventRecord");
+            sh->cs[j]->launch(p, nullptr);
+            check(cudaEventRecord(e1), "cudaEventRecord");
+            check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+            float t = 0.f;
+            check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+            if (r >= 2) // two warm-up repetitions
+              sh->ms[j].push_back(t);
+          }
+      for (Shape* sh : g) {
+        const TileChoice picked = choose_tile(sh->p);
+        for (std::size_t j = 0; j < sh->cs.size(); ++j) {
+          std::sort(sh->ms[j].begin(), sh->ms[j].end());
+          const double med = sh->ms[j][sh->ms[j].size() / 2];
+          const bool star = sh->cs[j]->shipped && sh->cs[j]->choice == picked;
+          std::printf("%-21s%c %6d %6d %4d %5d %4d %9.3f %9.1f %10.3g\n", sh->cs[j]->name,
+                      star ? '*' : ' ', sh->T, sh->S, sh->H, sh->causal, sh->p.B, med,
+                      sh->flops / med * 1e-9, static_cast<double>(sh->diff[j]));
+        }
+      }
+      std::fflush(stdout);
+    }
+
+    if (!trace_dir.empty()) {
+      int sms = 0;
+      check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+      for (const TraceConfig& tc : kTraceConfigs) {
+        const std::size_t words =
+            static_cast<std::size_t>(sms) * kTraceRounds * tc.warpgroups * kTraceWords;
+        std::uint64_t* d_trace = nullptr;
+        check(cudaMalloc(&d_trace, words * 8), "cudaMalloc");
+        std::vector<std::uint64_t> h(words);
+        for (const Shape& sh : shapes) {
+          if (sh.H != tc.head_dim)
+            continue;
+          FlashFwdParams p = sh.p;
+          p.out = o;
+          for (int w = 0; w < 2; ++w) // warm-up
+            tc.launch(p, nullptr, nullptr);
+          check(cudaMemset(d_trace, 0, words * 8), "cudaMemset");
+          tc.launch(p, nullptr, d_trace);
+          check(cudaDeviceSynchronize(), tc.name);
+          check(cudaMemcpy(h.data(), d_trace, words * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+          const std::string path = trace_dir + "/" + tc.name + "_T" + std::to_string(sh.T) + "_S" +
+                                   std::to_string(sh.S) + "_B" + std::to_string(sh.p.B) + "_c" +
+                                   std::to_string(sh.causal) + ".bin";
+          FILE* f = std::fopen(path.c_str(), "wb");
+          if (f == nullptr || std::fwrite(h.data(), 8, words, f) != words)
+            throw std::runtime_error("cannot write " + path);
+          std::fclose(f);
+          std::printf("# trace %s: grid %d, rounds %d, warpgroups %d, words %d\n", path.c_str(),
+                      sms, kTraceRounds, tc.warpgroups, kTraceWords);
+        }
+        check(cudaFree(d_trace), "cudaFree");
+      }
+    }
     for (void* p : {static_cast<void*>(q), static_cast<void*>(k), static_cast<void*>(v),
                     static_cast<void*>(o), static_cast<void*>(o0), static_cast<void*>(lse),
                     static_cast<void*>(dmax)})
