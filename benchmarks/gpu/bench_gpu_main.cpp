@@ -7,7 +7,8 @@
 //   codelab  B=4 T=128 N=8 H=64, the same four passes;
 //   overhead the codelab shape, `--overhead-calls` back-to-back calls timed on the host (sync
 //            only at the end) divided by the count: per-call cost when the GPU is not the limit.
-// GPU times: CUDA events around each call, median of --repeats after --warmup calls, inputs
+// GPU times: CUDA events around each call, median of --repeats after --warmup calls (the
+// backends of a shape round robin, one call each per repetition), inputs
 // rotating through enough device copies to exceed 3x the L2 (see gpu_sets.hpp). TFLOP/s counts
 // 4 B N T S H (halved for causal, x3.5 for forward+backward). A backend that is not built, or
 // refuses a shape, gives a row with "error" set instead of a time.
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -175,45 +177,70 @@ void call(kattn::Backend impl, SetRing& ring, const Shape& s, bool backward, cud
   kattn::run_backward(kattn::default_registry(), b, x);
 }
 
-Row time_gpu(const std::string& exp, const std::string& name, kattn::Backend impl, const Shape& s,
-             bool backward, const Args& a, std::size_t l2, cudaStream_t st) {
-  Row r = make_row(exp, name, backward, s);
-  try {
-    SetRing ring(s, backward, l2);
-    check_cuda(cudaDeviceSynchronize(), "set-up");
-    const std::size_t before = device_used();
-    for (int i = 0; i < a.warmup; ++i)
-      call(impl, ring, s, backward, st);
-    check_cuda(cudaStreamSynchronize(st), "warm-up");
-    // The tensors of one call + what the backend allocated during the warm-up (graph
-    // workspaces), comparable to torch.cuda.max_memory_allocated(). Approximate: memory the
-    // backend frees meanwhile (graph-cache evictions) is subtracted, hence the clamp at 0.
-    const std::size_t after = device_used();
-    r.peak_bytes = static_cast<double>(ring.bytes_per_set()) +
-                   static_cast<double>(after > before ? after - before : 0);
-    cudaEvent_t e0, e1;
-    check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
-    check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
-    std::vector<double> ms;
-    for (int i = 0; i < a.repeats; ++i) {
-      check_cuda(cudaEventRecord(e0, st), "cudaEventRecord");
-      call(impl, ring, s, backward, st);
-      check_cuda(cudaEventRecord(e1, st), "cudaEventRecord");
-      check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
-      float t = 0;
-      check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
-      ms.push_back(t);
+// Every backend of one shape (and pass) timed round robin: each repetition calls each backend
+// once, so clock changes under sustained load (the H200 drops from 1980 to ~1700 MHz within a
+// second at its power cap) hit them alike. (Until run 5 each backend ran its warm-up and
+// repetitions in one block, cudnn's before cuda's.)
+std::vector<Row> time_gpu(const std::string& exp,
+                          const std::vector<std::pair<std::string, kattn::Backend>>& impls,
+                          const Shape& s, bool backward, const Args& a, std::size_t l2,
+                          cudaStream_t st) {
+  const std::size_t n = impls.size();
+  std::vector<Row> rows;
+  std::vector<std::unique_ptr<SetRing>> rings(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    rows.push_back(make_row(exp, impls[j].first, backward, s));
+    try {
+      rings[j] = std::make_unique<SetRing>(s, backward, l2);
+      check_cuda(cudaDeviceSynchronize(), "set-up");
+      const std::size_t before = device_used();
+      for (int i = 0; i < a.warmup; ++i)
+        call(impls[j].second, *rings[j], s, backward, st);
+      check_cuda(cudaStreamSynchronize(st), "warm-up");
+      // The tensors of one call + what the backend allocated during the warm-up (graph
+      // workspaces), comparable to torch.cuda.max_memory_allocated(). Approximate: memory the
+      // backend frees meanwhile (graph-cache evictions) is subtracted, hence the clamp at 0.
+      const std::size_t after = device_used();
+      rows[j].peak_bytes = static_cast<double>(rings[j]->bytes_per_set()) +
+                           static_cast<double>(after > before ? after - before : 0);
+    } catch (const std::exception& e) {
+      rows[j].error = e.what();
+      rings[j].reset();
+      (void)cudaGetLastError();
     }
-    (void)cudaEventDestroy(e0);
-    (void)cudaEventDestroy(e1);
-    std::sort(ms.begin(), ms.end());
-    r.ms = ms[ms.size() / 2];
-    r.tflops = flops(s, backward) / (r.ms * 1e-3) / 1e12;
-  } catch (const std::exception& e) {
-    r.error = e.what();
-    (void)cudaGetLastError();
   }
-  return r;
+  cudaEvent_t e0, e1;
+  check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
+  std::vector<std::vector<double>> ms(n);
+  for (int i = 0; i < a.repeats; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!rings[j])
+        continue;
+      try {
+        check_cuda(cudaEventRecord(e0, st), "cudaEventRecord");
+        call(impls[j].second, *rings[j], s, backward, st);
+        check_cuda(cudaEventRecord(e1, st), "cudaEventRecord");
+        check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
+        float t = 0;
+        check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+        ms[j].push_back(t);
+      } catch (const std::exception& e) {
+        rows[j].error = e.what();
+        rings[j].reset();
+        (void)cudaGetLastError();
+      }
+    }
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!rings[j] || ms[j].empty())
+      continue;
+    std::sort(ms[j].begin(), ms[j].end());
+    rows[j].ms = ms[j][ms[j].size() / 2];
+    rows[j].tflops = flops(s, backward) / (rows[j].ms * 1e-3) / 1e12;
+  }
+  return rows;
 }
 
 // Back-to-back calls, host clock, one sync at the end.
@@ -334,13 +361,17 @@ int main(int argc, char** argv) {
     for (bool causal : {false, true})
       shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal}});
   for (const auto& [exp, s] : shapes)
-    for (bool bwd : {false, true})
+    for (bool bwd : {false, true}) {
+      std::vector<std::pair<std::string, kattn::Backend>> built;
       for (const Impl& im : impls) {
         if (im.impl == nullptr)
           absent(im, exp, s, bwd);
         else
-          emit(time_gpu(exp, im.name, *im.id, s, bwd, a, l2, stream));
+          built.push_back({im.name, *im.id});
       }
+      for (Row& r : time_gpu(exp, built, s, bwd, a, l2, stream))
+        emit(r);
+    }
   if (has(a.exps, "overhead"))
     for (bool bwd : {false, true})
       for (const Impl& im : impls) {
