@@ -88,6 +88,21 @@ inline Spec causal(Spec s, Alignment a) {
   return s;
 }
 
+// The tiny ragged problems of the sanitizer smoke tests, small enough for compute-sanitizer:
+// a padded causal band with softcap (padded rows, a tail key tile, masks, epilogue row guards)
+// and a packed batch whose last tile ends inside the tensor. `salt` as in cuda_spec.
+inline std::vector<Spec> ragged_smoke_specs(DType t, std::int64_t H, std::uint64_t salt = 0) {
+  Spec s = causal(cuda_spec(t, 2, 70, 90, 2, 1, H, salt), Alignment::bottom_right);
+  s.q_lens = {70, 33};
+  s.k_lens = {90, 17};
+  s.opt.softcap = 10.0;
+  Spec p = cuda_spec(t, 0, 0, 0, 2, 2, H, salt);
+  p.packed = true;
+  p.q_lens = {5, 70};
+  p.k_lens = {80, 3};
+  return {s, p};
+}
+
 inline std::string cuda_spec_string(const Spec& s) {
   char buf[400];
   std::snprintf(buf, sizeof buf,

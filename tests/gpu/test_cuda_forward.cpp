@@ -276,16 +276,7 @@ TEST_CASE("cuda/sanitizer_smoke: every sm80 instantiation once on a tiny ragged 
   // Small enough for compute-sanitizer memcheck/racecheck; padded rows, a tail key tile, a
   // causal band and softcap touch every code path (zero-fill, mask, epilogue row guards).
   for (DType t : {DType::bf16, DType::f16})
-    for (std::int64_t H : {64, 128, 256}) {
-      Spec s = causal(make(t, 2, 70, 90, 2, 1, H), Alignment::bottom_right);
-      s.q_lens = {70, 33};
-      s.k_lens = {90, 17};
-      s.opt.softcap = 10.0;
-      cuda_matches(s);
-      Spec p = make(t, 0, 0, 0, 2, 2, H);
-      p.packed = true;
-      p.q_lens = {5, 70};
-      p.k_lens = {80, 3};
-      cuda_matches(p);
-    }
+    for (std::int64_t H : {64, 128, 256})
+      for (const Spec& s : kattn::test::ragged_smoke_specs(t, H))
+        cuda_matches(s);
 }

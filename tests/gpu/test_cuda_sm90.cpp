@@ -224,20 +224,12 @@ TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ra
   // tile ends inside the tensor (TMA rows past the total are zero-filled).
   KATTN_REQUIRE_SM90();
   for (DType t : {DType::bf16, DType::f16})
-    for (std::int64_t H : {64, 128, 256}) {
-      Spec s = causal(make(t, 2, 70, 90, 2, 1, H), Alignment::bottom_right);
-      s.q_lens = {70, 33};
-      s.k_lens = {90, 17};
-      s.opt.softcap = 10.0;
-      cuda_matches(s, sm90);
-      Spec p = make(t, 0, 0, 0, 2, 2, H);
-      p.packed = true;
-      p.q_lens = {5, 70};
-      p.k_lens = {80, 3};
-      cuda_matches(p, sm90);
-    }
-  // The configurations the two cases above do not reach (tile_choice.hpp): head dim 64 without
-  // a causal mask (192-row tiles) and head dim 128 with 4096 keys or more (192-key blocks).
+    for (std::int64_t H : {64, 128, 256})
+      for (const Spec& s : kattn::test::ragged_smoke_specs(t, H, 90))
+        cuda_matches(s, sm90);
+  // The configurations the cases above do not reach (tile_choice.hpp): head dim 64 without a
+  // causal mask (192-row tiles), head dim 128 with 4096 keys or more (192-key blocks), and its
+  // narrow-tail variant (4096 keys: the last block of batch 0 holds 64).
   for (DType t : {DType::bf16, DType::f16}) {
     Spec s = make(t, 2, 70, 90, 2, 1, 64);
     s.q_lens = {70, 33};
@@ -247,5 +239,9 @@ TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ra
     l.q_lens = {9, 4};
     l.k_lens = {4200, 100};
     cuda_matches(causal(l, Alignment::bottom_right), sm90);
+    Spec n = make(t, 2, 9, 4096, 2, 1, 128);
+    n.q_lens = {9, 4};
+    n.k_lens = {4096, 100};
+    cuda_matches(n, sm90);
   }
 }
