@@ -39,11 +39,14 @@ help:
 setup:
 	@scripts/buildroot-setup.sh
 
-# The build root has no pip: cudnn-frontend headers are fetched here, on the host, into a cache
-# the root sees (CMake inside finds them; see scripts/fetch-cudnn-frontend.sh).
+# The build root has no pip: cudnn-frontend headers and the SASS tools (cuobjdump, nvdisasm) are
+# fetched here, on the host, into a cache the root sees (scripts/fetch-cudnn-frontend.sh,
+# scripts/fetch-sass-tools.sh).
 configure: setup
 	@if [[ -f /usr/local/cuda/include/cudnn.h ]]; then scripts/fetch-cudnn-frontend.sh >/dev/null || \
 	  echo "make configure: WARNING: cudnn-frontend fetch failed (cuDNN backend needs it)" >&2; fi
+	@scripts/fetch-sass-tools.sh >/dev/null || \
+	  echo "make configure: WARNING: cuobjdump/nvdisasm fetch failed (sm90_sass_check skips)" >&2
 	@$(IN_ROOT) cmake --preset $(PRESET) -B $(BUILD_DIR) $(CMAKE_ARGS)
 
 build: configure
