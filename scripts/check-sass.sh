@@ -15,14 +15,7 @@ if [[ ${1:-} == --expect ]]; then
   expect=$2
   shift 2
 fi
-cache=${KOKKOSATTN_DEPS_CACHE:-/var/cache/kokkos-attention/deps}
-tools=
-for c in "$cache" "${HOME:-/tmp}/.cache/kokkos-attention/deps"; do
-  for d in "$c"/sass-tools-*; do
-    [[ -x $d/cuobjdump && -x $d/nvdisasm && -f $d/.complete ]] && tools=$d
-  done
-done
-if [[ -z $tools ]]; then
+if ! tools=$("$(dirname "${BASH_SOURCE[0]}")/fetch-sass-tools.sh" --cached); then
   echo "SKIPPED: cuobjdump/nvdisasm not fetched (run scripts/fetch-sass-tools.sh on the host)"
   exit 77
 fi

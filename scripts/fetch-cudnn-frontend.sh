@@ -20,21 +20,14 @@ sha256=8b354a8e550c083eb247f1eb39a7d69a4a269075f5a01e4fcbd2531680b17239
 
 log() { printf '[fetch-cudnn-frontend] %s\n' "$*" >&2; }
 
-cache=${KOKKOSATTN_DEPS_CACHE:-/var/cache/kokkos-attention/deps}
-dest=$cache/cudnn-frontend-$version
-if [[ -f $dest/include/cudnn_frontend.h && -f $dest/.complete ]]; then
+# shellcheck source=scripts/deps-cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/deps-cache.sh"
+if dest=$(deps_find "cudnn-frontend-$version") && [[ -f $dest/include/cudnn_frontend.h ]]; then
   printf '%s\n' "$dest/include"
   exit 0
 fi
-if ! mkdir -p "$cache" 2>/dev/null || [[ ! -w $cache ]]; then
-  cache=${HOME:-/tmp}/.cache/kokkos-attention/deps
-  dest=$cache/cudnn-frontend-$version
-  if [[ -f $dest/include/cudnn_frontend.h && -f $dest/.complete ]]; then
-    printf '%s\n' "$dest/include"
-    exit 0
-  fi
-  mkdir -p "$cache"
-fi
+cache=$(deps_writable_cache) || { log "ERROR: no writable dependency cache"; exit 1; }
+dest=$cache/cudnn-frontend-$version
 if [[ ${KOKKOSATTN_IN_ROOT:-0} == 1 ]] && ! python3 -m pip --version >/dev/null 2>&1; then
   log "ERROR: $dest missing and the build root has no pip; run scripts/fetch-cudnn-frontend.sh"
   log "       on the host first (make configure does), or set KokkosAttn_CUDNN_FRONTEND_DIR"

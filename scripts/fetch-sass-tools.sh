@@ -8,8 +8,9 @@
 #   NVDISASM_PATH=$T $T/cuobjdump -sass build-cuda/cuda/CMakeFiles/.../sm90_fwd_bf16_h128_long.cu.o
 #   (grep HGMMA for the tensor-core GEMMs, STL/LDL for spills, and where they sit)
 #
-# Environment: KOKKOSATTN_DEPS_CACHE (default /var/cache/kokkos-attention/deps, falls back to
-# ~/.cache/kokkos-attention/deps when that is not writable), PIP (default: python3 -m pip).
+# `--cached`: print the folder only if it has been fetched (status 1 otherwise, nothing
+# downloaded); scripts/check-sass.sh asks this way.
+# Environment: KOKKOSATTN_DEPS_CACHE (scripts/deps-cache.sh), PIP (default: python3 -m pip).
 # All messages go to stderr; stdout is the path.
 set -euo pipefail
 
@@ -22,30 +23,32 @@ declare -A sha256=(
 
 log() { printf '[fetch-sass-tools] %s\n' "$*" >&2; }
 
-cache=${KOKKOSATTN_DEPS_CACHE:-/var/cache/kokkos-attention/deps}
-if ! mkdir -p "$cache" 2>/dev/null || [[ ! -w $cache ]]; then
-  cache=${HOME:-/tmp}/.cache/kokkos-attention/deps
-  mkdir -p "$cache"
-fi
-dest=$cache/sass-tools-$version
-if [[ -x $dest/cuobjdump && -x $dest/nvdisasm && -f $dest/.complete ]]; then
+# shellcheck source=scripts/deps-cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/deps-cache.sh"
+if dest=$(deps_find "sass-tools-$version") && [[ -x $dest/cuobjdump && -x $dest/nvdisasm ]]; then
   printf '%s\n' "$dest"
   exit 0
 fi
-tmp=$(mktemp -d)
+[[ ${1:-} == --cached ]] && exit 1
+cache=$(deps_writable_cache) || { log "ERROR: no writable dependency cache"; exit 1; }
+dest=$cache/sass-tools-$version
+tmp=$(mktemp -d "$cache/.sass-tools.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-pip=${PIP:-python3 -m pip}
-mkdir -p "$dest"
+read -r -a pip <<<"${PIP:-python3 -m pip}"
 for name in nvidia_cuda_cuobjdump nvidia_cuda_nvdisasm; do
   wheel=$name-$version-$tag.whl
   log "downloading $wheel"
-  $pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "${name//_/-}==$version" >&2
+  "${pip[@]}" download --quiet --no-deps --only-binary=:all: -d "$tmp" \
+    "${name//_/-}==$version" >&2
   echo "${sha256[$name]}  $tmp/$wheel" | sha256sum -c --quiet - >&2 ||
-    { log "sha256 mismatch for $wheel"; exit 1; }
+    { log "ERROR: sha256 mismatch for $wheel"; exit 1; }
   python3 -m zipfile -e "$tmp/$wheel" "$tmp/$name" >&2
   bin=$(find "$tmp/$name" -type f \( -name cuobjdump -o -name nvdisasm \) | head -1)
-  [[ -n $bin ]] || { log "no binary in $wheel"; exit 1; }
-  install -m 755 "$bin" "$dest/"
+  [[ -n $bin ]] || { log "ERROR: no binary in $wheel"; exit 1; }
+  mkdir -p "$tmp/bin"
+  install -m 755 "$bin" "$tmp/bin/"
 done
-touch "$dest/.complete"
+rm -rf "$dest"
+mv "$tmp/bin" "$dest"
+printf 'sass tools %s\n' "$version" >"$dest/.complete"
 printf '%s\n' "$dest"

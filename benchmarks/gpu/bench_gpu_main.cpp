@@ -187,7 +187,12 @@ std::vector<Row> time_gpu(const std::string& exp,
                           cudaStream_t st) {
   const std::size_t n = impls.size();
   std::vector<Row> rows;
-  std::vector<std::unique_ptr<SetRing>> rings(n);
+  std::vector<std::unique_ptr<SetRing>> rings(n); // null: the backend failed, no more calls
+  const auto drop = [&](std::size_t j, const std::exception& e) {
+    rows[j].error = e.what();
+    rings[j].reset();
+    (void)cudaGetLastError();
+  };
   for (std::size_t j = 0; j < n; ++j) {
     rows.push_back(make_row(exp, impls[j].first, backward, s));
     try {
@@ -204,9 +209,7 @@ std::vector<Row> time_gpu(const std::string& exp,
       rows[j].peak_bytes = static_cast<double>(rings[j]->bytes_per_set()) +
                            static_cast<double>(after > before ? after - before : 0);
     } catch (const std::exception& e) {
-      rows[j].error = e.what();
-      rings[j].reset();
-      (void)cudaGetLastError();
+      drop(j, e);
     }
   }
   cudaEvent_t e0, e1;
@@ -226,9 +229,7 @@ std::vector<Row> time_gpu(const std::string& exp,
         check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
         ms[j].push_back(t);
       } catch (const std::exception& e) {
-        rows[j].error = e.what();
-        rings[j].reset();
-        (void)cudaGetLastError();
+        drop(j, e);
       }
     }
   (void)cudaEventDestroy(e0);

@@ -67,8 +67,7 @@ struct SweepFlags {
 // (T, S, B) fit the tools' kSweepTokens-row buffers.
 inline bool sweep_shape_fits(int T, int S, int B) {
   const long long rows = T > S ? T : S;
-  return T > 0 && S > 0 && rows * (B > 0 ? B : kSweepTokens / rows) <= kSweepTokens &&
-         (B > 0 || rows <= kSweepTokens);
+  return T > 0 && S > 0 && (B > 0 ? rows * B : rows) <= kSweepTokens;
 }
 
 // Consumes argv[i] (and its value) when it is one of SweepFlags' flags; false otherwise.

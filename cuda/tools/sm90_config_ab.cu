@@ -142,6 +142,69 @@ struct Shape {
   std::vector<std::vector<float>> ms;
 };
 
+// Runs every configuration of each shape once on NaN-poisoned outputs and records its max |diff|
+// from the shape's first configuration (0 for the first).
+void check_outputs(std::vector<Shape>& shapes, std::uint16_t* o0, std::uint16_t* o,
+                   std::size_t elems, unsigned* dmax) {
+  for (Shape& sh : shapes) {
+    sh.diff.assign(sh.cs.size(), 0.f);
+    sh.ms.assign(sh.cs.size(), {});
+    const std::size_t out_elems = static_cast<std::size_t>(sh.p.B) * sh.T * sh.p.N * sh.H;
+    FlashFwdParams p = sh.p;
+    for (std::size_t j = 0; j < sh.cs.size(); ++j) {
+      p.out = j == 0 ? o0 : o;
+      check(cudaMemset(p.out, 0xff, elems * 2), "cudaMemset");
+      sh.cs[j]->launch(p, nullptr);
+      check(cudaDeviceSynchronize(), sh.cs[j]->name);
+      if (j > 0) {
+        check(cudaMemset(dmax, 0, sizeof(unsigned)), "cudaMemset");
+        max_abs_diff<<<1024, 256>>>(o0, o, out_elems, dmax);
+        unsigned bits = 0;
+        check(cudaMemcpy(&bits, dmax, sizeof bits, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        std::memcpy(&sh.diff[j], &bits, 4);
+      }
+    }
+  }
+}
+
+// --trace: one launch per shape of each tracing configuration of its head dim (after two
+// warm-ups) writes the per-tile timestamps to DIR/<config>_T<T>_S<S>_B<B>_c<causal>.bin.
+void write_traces(const std::vector<Shape>& shapes, const std::string& dir, void* out) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+  for (const TraceConfig& tc : kTraceConfigs) {
+    const std::size_t words =
+        static_cast<std::size_t>(sms) * kTraceRounds * tc.warpgroups * kTraceWords;
+    std::uint64_t* d_trace = nullptr;
+    check(cudaMalloc(&d_trace, words * 8), "cudaMalloc");
+    std::vector<std::uint64_t> h(words);
+    for (const Shape& sh : shapes) {
+      if (sh.H != tc.head_dim)
+        continue;
+      FlashFwdParams p = sh.p;
+      p.out = out;
+      for (int w = 0; w < 2; ++w)
+        tc.launch(p, nullptr, nullptr);
+      check(cudaMemset(d_trace, 0, words * 8), "cudaMemset");
+      tc.launch(p, nullptr, d_trace);
+      check(cudaDeviceSynchronize(), tc.name);
+      check(cudaMemcpy(h.data(), d_trace, words * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+      const std::string path = dir + "/" + tc.name + "_T" + std::to_string(sh.T) + "_S" +
+                               std::to_string(sh.S) + "_B" + std::to_string(sh.p.B) + "_c" +
+                               std::to_string(sh.causal) + ".bin";
+      FILE* f = std::fopen(path.c_str(), "wb");
+      const bool written = f != nullptr && std::fwrite(h.data(), 8, words, f) == words;
+      if (f != nullptr)
+        std::fclose(f);
+      if (!written)
+        throw std::runtime_error("cannot write " + path);
+      std::printf("# trace %s: grid %d, rounds %d, warpgroups %d, words %d\n", path.c_str(), sms,
+                  kTraceRounds, tc.warpgroups, kTraceWords);
+    }
+    check(cudaFree(d_trace), "cudaFree");
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -221,25 +284,7 @@ int main(int argc, char** argv) {
             if (!sh.cs.empty())
               shapes.push_back(sh);
           }
-    for (Shape& sh : shapes) {
-      sh.diff.assign(sh.cs.size(), 0.f);
-      sh.ms.assign(sh.cs.size(), {});
-      const std::size_t out_elems = static_cast<std::size_t>(sh.p.B) * sh.T * sh.p.N * sh.H;
-      FlashFwdParams p = sh.p;
-      for (std::size_t j = 0; j < sh.cs.size(); ++j) {
-        p.out = j == 0 ? o0 : o;
-        check(cudaMemset(p.out, 0xff, elems * 2), "cudaMemset");
-        sh.cs[j]->launch(p, nullptr);
-        check(cudaDeviceSynchronize(), sh.cs[j]->name);
-        if (j > 0) {
-          check(cudaMemset(dmax, 0, sizeof(unsigned)), "cudaMemset");
-          max_abs_diff<<<1024, 256>>>(o0, o, out_elems, dmax);
-          unsigned bits = 0;
-          check(cudaMemcpy(&bits, dmax, sizeof bits, cudaMemcpyDeviceToHost), "cudaMemcpy");
-          std::memcpy(&sh.diff[j], &bits, 4);
-        }
-      }
-    }
+    check_outputs(shapes, o0, o, elems, dmax);
 
     // Timing groups: every shape alone, or (--mix) all shapes together.
     std::vector<std::vector<Shape*>> groups;
@@ -283,37 +328,7 @@ int main(int argc, char** argv) {
     }
 
     if (!trace_dir.empty()) {
-      int sms = 0;
-      check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
-      for (const TraceConfig& tc : kTraceConfigs) {
-        const std::size_t words =
-            static_cast<std::size_t>(sms) * kTraceRounds * tc.warpgroups * kTraceWords;
-        std::uint64_t* d_trace = nullptr;
-        check(cudaMalloc(&d_trace, words * 8), "cudaMalloc");
-        std::vector<std::uint64_t> h(words);
-        for (const Shape& sh : shapes) {
-          if (sh.H != tc.head_dim)
-            continue;
-          FlashFwdParams p = sh.p;
-          p.out = o;
-          for (int w = 0; w < 2; ++w) // warm-up
-            tc.launch(p, nullptr, nullptr);
-          check(cudaMemset(d_trace, 0, words * 8), "cudaMemset");
-          tc.launch(p, nullptr, d_trace);
-          check(cudaDeviceSynchronize(), tc.name);
-          check(cudaMemcpy(h.data(), d_trace, words * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
-          const std::string path = trace_dir + "/" + tc.name + "_T" + std::to_string(sh.T) + "_S" +
-                                   std::to_string(sh.S) + "_B" + std::to_string(sh.p.B) + "_c" +
-                                   std::to_string(sh.causal) + ".bin";
-          FILE* f = std::fopen(path.c_str(), "wb");
-          if (f == nullptr || std::fwrite(h.data(), 8, words, f) != words)
-            throw std::runtime_error("cannot write " + path);
-          std::fclose(f);
-          std::printf("# trace %s: grid %d, rounds %d, warpgroups %d, words %d\n", path.c_str(),
-                      sms, kTraceRounds, tc.warpgroups, kTraceWords);
-        }
-        check(cudaFree(d_trace), "cudaFree");
-      }
+      write_traces(shapes, trace_dir, o);
     }
     for (void* p : {static_cast<void*>(q), static_cast<void*>(k), static_cast<void*>(v),
                     static_cast<void*>(o), static_cast<void*>(o0), static_cast<void*>(lse),

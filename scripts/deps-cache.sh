@@ -1,0 +1,33 @@
+# Sourced by the dependency scripts (fetch-cudnn-frontend.sh, fetch-sass-tools.sh): where
+# fetched dependencies are cached, outside the repository. KOKKOSATTN_DEPS_CACHE (default
+# /var/cache/kokkos-attention/deps, which the build root sees too), else, when that is not
+# writable, ~/.cache/kokkos-attention/deps. An entry is complete once it holds `.complete`.
+
+deps_caches() {
+  printf '%s\n' "${KOKKOSATTN_DEPS_CACHE:-/var/cache/kokkos-attention/deps}" \
+    "${HOME:-/tmp}/.cache/kokkos-attention/deps"
+}
+
+# deps_find ENTRY: prints the first cache's ENTRY that is complete; status 1 if none is.
+deps_find() {
+  local c
+  while read -r c; do
+    if [[ -f $c/$1/.complete ]]; then
+      printf '%s\n' "$c/$1"
+      return 0
+    fi
+  done < <(deps_caches)
+  return 1
+}
+
+# deps_writable_cache: prints the first cache that exists (or can be made) and is writable.
+deps_writable_cache() {
+  local c
+  while read -r c; do
+    if mkdir -p "$c" 2>/dev/null && [[ -w $c ]]; then
+      printf '%s\n' "$c"
+      return 0
+    fi
+  done < <(deps_caches)
+  return 1
+}
