@@ -9,10 +9,10 @@ AutoOrder auto_order(const Dims& d, bool backward) {
   // Small forwards: our cuda kernels first. H200, 2026-11-30 (benchmarks/results/
   // h200-2026-11-30-ours-interleaved.json and the codelab demo's sweeps): up to ~2^30 FLOP the
   // forward is bound by per-call cost, where cuda's is lower (7.8 vs 9.4 us back to back; 13.8 vs
-  // 14.6 us GPU time at the codelab shape); above it cuDNN's kernels win at head dims 64/128
-  // (0.66-1.0x, benchmarks/results/h200-2026-11-30-cuda.json), so cudnn stays first; where ours
-  // win (on sm90: head dim 256, and causal head dims 64/128 from 8192 keys) the cuda backend
-  // claims it through BackendImpl::leads(). cuda has no backward, so the backward order is
+  // 14.6 us GPU time at the codelab shape); above it cudnn stays first, and where the cuda
+  // kernels measured faster (on sm90: head dim 256 from 2048-4096 keys, head dims 64/128 from
+  // 8192, head dim 128 causal from 4096; cuda_backend.cpp) the cuda backend claims the problem
+  // through BackendImpl::leads(). cuda has no backward, so the backward order is
   // unchanged.
   const double flops =
       2.0 * double(d.B) * double(d.N) * double(d.T) * double(d.S) * double(d.H + d.Hv);

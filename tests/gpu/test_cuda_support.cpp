@@ -114,8 +114,9 @@ TEST_CASE("cuda/support: choose_kernel names the kernel; forcing a family") {
 }
 
 TEST_CASE("cuda/support: auto puts cuda first on the measured sm90 shape classes only") {
-  // cuda_backend.cpp's kLeads: e.g. causal head dim 128 with T, S >= 8192 (measured faster than
-  // cuDNN); the same problem without the mask, or with 4096 keys, keeps the preference order.
+  // cuda_backend.cpp's kLeads: head dim 128 causal from 4096 keys and non-causal from 8192
+  // (measured faster than cuDNN); non-causal at 4096 (a tie) and causal at 2048 keep the
+  // preference order.
   int dev = 0, major = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
@@ -142,8 +143,17 @@ TEST_CASE("cuda/support: auto puts cuda first on the measured sm90 shape classes
   REQUIRE(lead.impl != nullptr);
   CHECK(lead.impl->id() == kattn::Backend::cuda);
   CHECK(lead.order_rule.find("head dim 128 causal") != std::string::npos);
-  CHECK(select_for(s).order_rule.find("cuda first") == std::string::npos);
+  const auto full = select_for(s);
+  MESSAGE("h128 8192: " << full.order_rule);
+  REQUIRE(full.impl != nullptr);
+  CHECK(full.impl->id() == kattn::Backend::cuda);
+  CHECK(full.order_rule.find("head dim 128 non-causal") != std::string::npos);
+  Spec tie = s;
+  tie.T = tie.S = 4096;
+  CHECK(select_for(tie).order_rule.find("cuda first") == std::string::npos);
+  CHECK(select_for(kattn::test::causal(tie, kattn::Alignment::top_left))
+            .order_rule.find("head dim 128 causal") != std::string::npos);
   Spec shorter = kattn::test::causal(s, kattn::Alignment::top_left);
-  shorter.T = shorter.S = 4096;
+  shorter.T = shorter.S = 2048;
   CHECK(select_for(shorter).order_rule.find("cuda first") == std::string::npos);
 }
