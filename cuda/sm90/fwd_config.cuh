@@ -9,52 +9,68 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-// Template knobs: 0 (or -1 for the on/off knobs) picks the base tile of the head dim; the
-// configurations the library instantiates are the aliases below. Base consumer warpgroups:
-// head dim 64: 3 (192 query rows, which halves the K/V traffic per FLOP that limits that head
-// dim); 128 and 256: 2. Head dim 256: key block 80 (S is 64 x 80 = 40 fp32 registers beside O's
-// 128, and Q 64 KB + 2 stages of K and V at 40 KB each fill the 227 KB of shared memory), no
-// ping-pong (measured faster: each warpgroup's GEMMs are long next to its softmax), and paired
-// query blocks in the scheduler (scheduler.cuh).
-template <bool kIsBf16, int kHeadDimT, int kConsumerWGsT = 0, int kBlockNT = 0, int kStagesT = 0,
-          int kPingPongT = -1, int kQStagesT = 1, int kPairedT = -1, int kUniformWgT = -1,
-          int kCarryTurnT = 0, int kLateRescaleT = 0, int kTailNT = 0, int kTraceT = 0,
-          int kVecStoreT = 1>
+// Template knobs, by name (FwdConfig<bf16, head dim, FwdKnobs{.block_n = 192, ...}>): 0 (or -1
+// for the on/off knobs) picks the base tile of the head dim; what each does is documented at its
+// use in FwdConfig. The configurations the library instantiates are the aliases below. Base
+// consumer warpgroups: head dim 64: 3 (192 query rows, which halves the K/V traffic per FLOP
+// that limits that head dim); 128 and 256: 2. Head dim 256: key block 80 (S is 64 x 80 = 40 fp32
+// registers beside O's 128, and Q 64 KB + 2 stages of K and V at 40 KB each fill the 227 KB of
+// shared memory), no ping-pong (measured faster: each warpgroup's GEMMs are long next to its
+// softmax), and paired query blocks in the scheduler (scheduler.cuh).
+struct FwdKnobs {
+  int consumer_wgs = 0;
+  int block_n = 0;
+  int stages = 0;
+  int ping_pong = -1;
+  int q_stages = 1;
+  int paired = -1;
+  int uniform_wg = -1;
+  int carry_turn = 0;
+  int late_rescale = 0;
+  int tail_n = 0;
+  int trace = 0;
+  int vec_store = 1;
+};
+
+template <bool kIsBf16, int kHeadDimT, FwdKnobs kKnobs = FwdKnobs{}>
 struct FwdConfig {
   static constexpr bool kBf16 = kIsBf16;
   static constexpr int kHeadDim = kHeadDimT;
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "head dims 64/128/256");
-  static constexpr int kConsumerWGs = kConsumerWGsT != 0 ? kConsumerWGsT : (kHeadDim == 64 ? 3 : 2);
+  static constexpr int kConsumerWGs =
+      kKnobs.consumer_wgs != 0 ? kKnobs.consumer_wgs : (kHeadDim == 64 ? 3 : 2);
   // Consumer warpgroups take turns issuing their GEMMs (named barriers), so one runs softmax
   // while another's GEMMs own the tensor cores.
-  static constexpr bool kPingPong = kPingPongT >= 0 ? kPingPongT != 0 : kHeadDim != 256;
+  static constexpr bool kPingPong = kKnobs.ping_pong >= 0 ? kKnobs.ping_pong != 0 : kHeadDim != 256;
   // Work items of two query blocks (p, M - 1 - p) of one (batch, head) instead of single tiles.
-  static constexpr bool kPairedTiles = kPairedT >= 0 ? kPairedT != 0 : kHeadDim == 256;
+  static constexpr bool kPairedTiles = kKnobs.paired >= 0 ? kKnobs.paired != 0 : kHeadDim == 256;
   // The consumer warpgroup index broadcast from lane 0 (fwd_kernel.cuh): provably warp-uniform,
   // so shared-memory addresses and wgmma descriptors live in uniform registers.
-  static constexpr bool kUniformWg = kUniformWgT >= 0 ? kUniformWgT != 0 : kHeadDim == 256;
+  static constexpr bool kUniformWg =
+      kKnobs.uniform_wg >= 0 ? kKnobs.uniform_wg != 0 : kHeadDim == 256;
   // Ping-pong turns run on across tiles: the last warpgroup passes the turn after its last
   // GEMMs of a tile too, so warpgroup 0 issues the next tile's S = Q K^T while the others still
   // finish theirs and store their output (otherwise every tile boundary drains the tensor pipe).
-  static constexpr bool kCarryTurn = kPingPong && kCarryTurnT != 0;
+  static constexpr bool kCarryTurn = kPingPong && kKnobs.carry_turn != 0;
   // The running output is rescaled once P V(i - 1) has completed (by softmax(i)'s factor),
   // outside the GEMM turn, instead of between issuing S(i) and P V(i - 1) inside it.
-  static constexpr bool kLateRescale = kLateRescaleT != 0;
+  static constexpr bool kLateRescale = kKnobs.late_rescale != 0;
   static constexpr int kBlockM = 64 * kConsumerWGs; // 64 query rows per consumer warpgroup
-  static constexpr int kBlockN = kBlockNT != 0 ? kBlockNT : (kHeadDim == 256 ? 80 : 128);
+  static constexpr int kBlockN =
+      kKnobs.block_n != 0 ? kKnobs.block_n : (kHeadDim == 256 ? 80 : 128);
   // wgmma: N of S = Q K^T a multiple of 8 (<= 256), K of P V in steps of 16.
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "key block");
   // A tile's last key block, when it holds at most kTailN keys, runs S = Q K^T with N = kTailN
   // and P V over kTailN keys (0: off). 192-key blocks at 4096 keys: 64 of 192 keys in the last
   // block, a full-width block would spend 2/3 of its GEMMs on masked keys.
-  static constexpr int kTailN = kTailNT;
+  static constexpr int kTailN = kKnobs.tail_n;
   static_assert(kTailN == 0 || (kTailN % 16 == 0 && kTailN < kBlockN), "tail block");
   // Per-tile timestamps into FwdArgs::trace (tile_trace.cuh; the A/B tool's diagnostics only).
-  static constexpr bool kTrace = kTraceT != 0;
+  static constexpr bool kTrace = kKnobs.trace != 0;
   // The epilogue stores 16 contiguous bytes per lane (quad transpose) when the output's
   // pointer and strides allow it (FwdArgs::out_vec16), else 4-byte stores.
-  static constexpr bool kVecStore = kVecStoreT != 0;
-  static constexpr int kStages = kStagesT != 0 ? kStagesT : (kHeadDim == 64 ? 3 : 2);
+  static constexpr bool kVecStore = kKnobs.vec_store != 0;
+  static constexpr int kStages = kKnobs.stages != 0 ? kKnobs.stages : (kHeadDim == 64 ? 3 : 2);
   static constexpr int kThreads = 128 * (1 + kConsumerWGs); // + the producer warpgroup
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   // setmaxnreg budgets: 64K registers split between producer and consumers.
@@ -68,7 +84,7 @@ struct FwdConfig {
   static constexpr int kQColBlockBytes = kBlockM * 128;
   static constexpr int kKVColBlockBytes = kBlockN * 128;
   // 2: the next tile's Q loads while this tile still computes (persistent CTAs).
-  static constexpr int kQStages = kQStagesT;
+  static constexpr int kQStages = kKnobs.q_stages;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + kStages * kKVBytes;
@@ -92,17 +108,21 @@ struct FwdConfig {
 // turns across tiles (+0.2-5%); head dim 64's 192-row tiles also rescale O late (+1-2%; it
 // costs head dim 128 2-15%).
 template <bool kBf16>
-using Sm90H64 = FwdConfig<kBf16, 64, 0, 0, 0, -1, 1, -1, 1, 1, 1>;
+using Sm90H64 = FwdConfig<kBf16, 64, FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1}>;
 template <bool kBf16>
-using Sm90H64ShortCausal = FwdConfig<kBf16, 64, 2, 0, 3, -1, 1, 1, -1, 1>;
+using Sm90H64ShortCausal =
+    FwdConfig<kBf16, 64, FwdKnobs{.consumer_wgs = 2, .stages = 3, .paired = 1, .carry_turn = 1}>;
 template <bool kBf16>
-using Sm90H128Short = FwdConfig<kBf16, 128, 0, 0, 0, -1, 2, 1, -1, 1>;
+using Sm90H128Short = FwdConfig<kBf16, 128, FwdKnobs{.q_stages = 2, .paired = 1, .carry_turn = 1}>;
 template <bool kBf16>
-using Sm90H128Long = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1, -1, 1>;
+using Sm90H128Long =
+    FwdConfig<kBf16, 128, FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1}>;
 // The same with a narrow (64-key) last block, for key lengths whose last 192-key block holds at
 // most 64 keys (round 6: +1-2% at 4096 keys; the extra path costs ~1% where it is not taken).
 template <bool kBf16>
-using Sm90H128LongTail = FwdConfig<kBf16, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 64>;
+using Sm90H128LongTail =
+    FwdConfig<kBf16, 128,
+              FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1, .tail_n = 64}>;
 template <bool kBf16>
 using Sm90H256 = FwdConfig<kBf16, 256>;
 

@@ -64,9 +64,17 @@ void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
 }
 const TraceConfig kTraceConfigs[] = {
     {"h128_n192_paired_trace", 128, 2,
-     &traced<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 0, 1>>},
+     &traced<FwdConfig<
+         true, 128,
+         FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1, .trace = 1}>>},
     {"h128_n192_tail64_trace", 128, 2,
-     &traced<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 64, 1>>},
+     &traced<FwdConfig<true, 128,
+                       FwdKnobs{.block_n = 192,
+                                .stages = 2,
+                                .paired = 1,
+                                .carry_turn = 1,
+                                .tail_n = 64,
+                                .trace = 1}>>},
 };
 
 struct Config {
@@ -86,10 +94,15 @@ const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_paired", 128, &launch_bf16_h128_long, true, TileChoice::h128_long},
     {"h128_n192_tail64", 128, &launch_bf16_h128_long_tail, true, TileChoice::h128_long_tail},
-    {"h128_n192_st4", 128, &candidate<FwdConfig<true, 128, 0, 192, 2, -1, 1, 1, -1, 1, 0, 0, 0, 0>>,
+    {"h128_n192_st4", 128,
+     &candidate<FwdConfig<
+         true, 128,
+         FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1, .vec_store = 0}>>,
      false, TileChoice::h128_long},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_st4", 64, &candidate<FwdConfig<true, 64, 0, 0, 0, -1, 1, -1, 1, 1, 1, 0, 0, 0>>,
+    {"h64_m192_st4", 64,
+     &candidate<FwdConfig<
+         true, 64, FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1, .vec_store = 0}>>,
      false, TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
