@@ -250,14 +250,12 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     for (int i = 1; i < n_full; ++i) {
       step(i, sc, pa);
     }
-    if constexpr (Cfg::kTailN > 0) {
-      if (narrow_tail) {
+    if (narrow_tail) { // always false without Cfg::kTailN
+      if constexpr (Cfg::kTailN > 0) {
         auto& sc_tail = *reinterpret_cast<float(*)[Cfg::kTailN / 2]>(&sc[0]);
         auto& pa_tail = *reinterpret_cast<std::uint32_t(*)[Cfg::kTailN / 16][4]>(&pa[0][0]);
         step(n_iter - 1, sc_tail, pa_tail);
         last_pv(pa_tail);
-      } else {
-        last_pv(pa);
       }
     } else {
       last_pv(pa);
