@@ -16,12 +16,8 @@ set -uo pipefail
 BIN=${1:?usage: scripts/bench-gpu.sh BIN_DIR OUT_JSON [RUN_ID]}
 OUT=${2:?usage: scripts/bench-gpu.sh BIN_DIR OUT_JSON [RUN_ID]}
 RUN_ID=${3:-gpu-$(date -u +%Y-%m-%dT%H%M%SZ)}
-PY=${PYTHON:-python3}
-if ! "$PY" -c "import torch" 2>/dev/null && [ -x /opt/torch/.venv/bin/python ]; then
-  PY=/opt/torch/.venv/bin/python
-fi
-NV=$("$PY" -c "import nvidia, os; print(os.path.dirname(nvidia.__path__[0]) + '/nvidia')" 2>/dev/null)
-export LD_LIBRARY_PATH="$BIN:${NV:+$NV/cudnn/lib:$NV/cu13/lib:}${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
+gpu_env "$BIN"
 TMP=${BENCH_TMP:-$(mktemp -d)} # BENCH_TMP: keep the three part files there
 mkdir -p "$TMP"
 echo "bench-gpu: run_id $RUN_ID, python $PY, nvidia libs ${NV:-none}"

@@ -16,10 +16,8 @@ shift $(($# < 3 ? $# : 3))
 ARGS=("$@")
 [ ${#ARGS[@]} -gt 0 ] || ARGS=(--exp fa --h 128 --t 4096,8192,16384)
 BIN=$(cd "$BIN" && pwd)
-PY=/opt/torch/.venv/bin/python
-[ -x $PY ] || PY=python3
-NV=$("$PY" -c "import nvidia, os; print(os.path.dirname(nvidia.__path__[0]) + '/nvidia')" 2>/dev/null)
-export LD_LIBRARY_PATH="$BIN:${NV:+$NV/cudnn/lib:$NV/cu13/lib:}${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
+gpu_env "$BIN"
 mkdir -p "$OUT"
 files=()
 for i in $(seq 1 "$RUNS"); do

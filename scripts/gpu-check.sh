@@ -17,9 +17,8 @@ OUT=${2:?usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [STEPS]}
 STEPS=${3:-tests,sanitizer,conformance,demo,demo-full}
 BIN=$(cd "$BIN" && pwd)
 mkdir -p "$OUT"
-PY=/opt/torch/.venv/bin/python
-NV=$([ -x $PY ] && $PY -c "import nvidia, os; print(os.path.dirname(nvidia.__path__[0]) + '/nvidia')" 2>/dev/null)
-export LD_LIBRARY_PATH="$BIN:${NV:+$NV/cudnn/lib:$NV/cu13/lib:}${LD_LIBRARY_PATH:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
+gpu_env "$BIN"
 failed=0
 
 # step NAME COMMAND...: runs COMMAND with its output in NAME.log, records pass/fail and seconds.
