@@ -1,6 +1,7 @@
 // Which compiled tile configuration (fwd_config.cuh) serves a problem, and its name.
 #pragma once
 
+#include "fwd_config.cuh"
 #include "kattn_cuda/flash_params.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -23,9 +24,10 @@ inline TileChoice choose_tile(const FlashFwdParams& p) {
     if (p.S < 4096) {
       return TileChoice::h128_short;
     }
-    const int last_block_keys = (p.S - 1) % 192 + 1;
-    return last_block_keys <= 64 && p.S < 12288 ? TileChoice::h128_long_tail
-                                                : TileChoice::h128_long;
+    using Tail = Sm90H128LongTail<true>; // block and tail widths, the same for f16
+    const int last_block_keys = (p.S - 1) % Tail::kBlockN + 1;
+    return last_block_keys <= Tail::kTailN && p.S < 12288 ? TileChoice::h128_long_tail
+                                                          : TileChoice::h128_long;
   }
   return TileChoice::h256;
 }
