@@ -30,6 +30,9 @@ struct FwdKnobs {
   int tail_n = 0;
   int trace = 0;
   int vec_store = 1;
+  int lazy_rescale = 0;
+  int split_last_pv = 0;
+  int diag = 0;
 };
 
 template <bool kIsBf16, int kHeadDimT, FwdKnobs kKnobs = FwdKnobs{}>
@@ -70,6 +73,17 @@ struct FwdConfig {
   // The epilogue stores 16 contiguous bytes per lane (quad transpose) when the output's
   // pointer and strides allow it (FwdArgs::out_vec16), else 4-byte stores.
   static constexpr bool kVecStore = kKnobs.vec_store != 0;
+  // The running max is kept while no row of a warp's block grows it by more than 8 (log2
+  // units), and O is not rescaled for such blocks: the probabilities stay <= 2^8, well inside
+  // fp32 for O and the row sums and exact to bf16's relative precision; the final 1/sum and LSE
+  // use the same max, so the result is the same up to rounding.
+  static constexpr bool kLazyRescale = kKnobs.lazy_rescale != 0;
+  // A tile's last P V runs as two wgmma groups over the output's column halves; the first
+  // half is normalised and stored while the second half's GEMM runs.
+  static constexpr bool kSplitLastPv = kKnobs.split_last_pv != 0 && kHeadDim == 128;
+  // A/B-tool diagnostic only (outputs wrong on purpose): 1 = the epilogue computes its rows
+  // but skips the global stores, to measure what the tile boundary's stores cost.
+  static constexpr int kDiag = kKnobs.diag;
   static constexpr int kStages = kKnobs.stages != 0 ? kKnobs.stages : (kHeadDim == 64 ? 3 : 2);
   static constexpr int kThreads = 128 * (1 + kConsumerWGs); // + the producer warpgroup
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;

@@ -96,6 +96,7 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
   float sc[kSRegs];
   std::uint32_t pa[BN / 16][4];
   float corr[2] = {1.f, 1.f};
+  bool rescale_due = true; // Cfg::kLazyRescale: false when the last softmax kept the max
 
   // The per-block steps take the scores (R = width / 2 registers per thread) and P fragments
   // (width / 16 k-steps) as arguments: full blocks pass sc and pa, a narrow last block
@@ -139,6 +140,9 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     wgmma_commit();
   };
   const auto rescale_o = [&]() {
+    if (Cfg::kLazyRescale && !rescale_due) { // warp-uniform
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < kORegs / 4; ++j) {
       o[4 * j] *= corr[0];
@@ -156,7 +160,7 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     if (block_needs_mask(a.p, w.s, n0, 2 * R, wg_row0, wg_row0 + 63)) {
       apply_mask(acc, n0 + 2 * (lane % 4), keys0, keys1);
     }
-    sm.step(acc, log2_mul, corr);
+    rescale_due = sm.template step<Cfg::kLazyRescale ? 8.f : 0.f>(acc, log2_mul, corr);
   };
   // Probabilities -> wgmma A fragments; only once the previous P V completed (wgmma reads its
   // A registers asynchronously).
@@ -206,20 +210,56 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     }
     pack_p(acc, p);
   };
-  // The tile's last P V (outside the turn).
-  const auto last_pv = [&]<int KS>(std::uint32_t(&p)[KS][4]) {
+  // The tile's last P V (outside the turn). Cfg::kSplitLastPv: as two column halves, the
+  // first half's rows stored while the second half's GEMM runs; true when it stored them.
+  const auto last_pv = [&]<int KS>(std::uint32_t(&p)[KS][4]) -> bool {
     wait_v(n_iter - 1);
     if constexpr (!Cfg::kLateRescale) {
       rescale_o();
     }
-    issue_pv(n_iter - 1, p);
-    wgmma_wait<0>();
-    reg_fence(o);
-    release(ring.v_empty(Ring<Cfg>::stage(it_base + n_iter - 1)));
+    const int st = Ring<Cfg>::stage(it_base + n_iter - 1);
+    if constexpr (Cfg::kSplitLastPv) {
+      using MmaHalf = WgmmaRS<D / 2, Cfg::kBf16>;
+      auto& o_lo = *reinterpret_cast<float(*)[kORegs / 2]>(&o[0]);
+      auto& o_hi = *reinterpret_cast<float(*)[kORegs / 2]>(&o[kORegs / 2]);
+      const std::uint32_t v_base = smem + Cfg::kOffV + st * Cfg::kKVBytes;
+      reg_fence(o);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < KS; ++kk) {
+        MmaHalf::run(o_lo, p[kk], sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
+      }
+      wgmma_commit();
+#pragma unroll
+      for (int kk = 0; kk < KS; ++kk) {
+        MmaHalf::run(
+            o_hi, p[kk],
+            sw128_desc(v_base + Cfg::kKVColBlockBytes + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
+      }
+      wgmma_commit();
+      float inv[2];
+      float lse[2];
+      sm.finish(log2_mul, inv, lse);
+      wgmma_wait<1>();
+      reg_fence(o_lo);
+      store_output<Cfg, 0, D / 16>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+      wgmma_wait<0>();
+      reg_fence(o_hi);
+      release(ring.v_empty(st));
+      store_output<Cfg, D / 16, D / 8>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+      return true;
+    } else {
+      issue_pv(n_iter - 1, p);
+      wgmma_wait<0>();
+      reg_fence(o);
+      release(ring.v_empty(st));
+      return false;
+    }
   };
 
   trace.mark(kTraceTileStart);
   trace.tile(n_iter, w.t);
+  bool stored = false; // the last P V stored the rows already (Cfg::kSplitLastPv)
   if (n_iter > 0) {
     mbar_wait(ring.q_full(qs), Ring<Cfg>::q_parity(q_count));
     trace.mark(kTraceQArrived);
@@ -255,20 +295,22 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
         auto& sc_tail = *reinterpret_cast<float(*)[Cfg::kTailN / 2]>(&sc[0]);
         auto& pa_tail = *reinterpret_cast<std::uint32_t(*)[Cfg::kTailN / 16][4]>(&pa[0][0]);
         step(n_iter - 1, sc_tail, pa_tail);
-        last_pv(pa_tail);
+        stored = last_pv(pa_tail);
       }
     } else {
-      last_pv(pa);
+      stored = last_pv(pa);
     }
     trace.mark(kTraceMainloopDone);
     it_base += n_iter;
     ++q_count;
   }
 
-  float inv[2];
-  float lse[2];
-  sm.finish(log2_mul, inv, lse);
-  store_output<Cfg>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+  if (!stored) {
+    float inv[2];
+    float lse[2];
+    sm.finish(log2_mul, inv, lse);
+    store_output<Cfg>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+  }
   trace.mark(kTraceStored);
 }
 

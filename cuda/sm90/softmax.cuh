@@ -40,10 +40,12 @@ struct OnlineSoftmax {
   float row_max[2] = {-INFINITY, -INFINITY}; // in score units
   float row_sum[2] = {0.f, 0.f};             // this thread's partial sums (quad-reduced at end)
 
-  // Turns scores into unnormalised probabilities; returns the factor the running output rows
-  // must be multiplied by. log2_mul: score -> log2 units.
-  template <int kRegs>
-  __device__ __forceinline__ void step(float (&s)[kRegs], float log2_mul, float (&corr)[2]) {
+  // Turns scores into unnormalised probabilities; returns in corr the factor the running output
+  // rows must be multiplied by. log2_mul: score -> log2 units. kLazyMaxGrowth > 0: the running
+  // max stays while no row of the warp grows it by more than that many log2 units (then corr is
+  // 1 and the result false: the caller may skip rescaling O); true when O must be rescaled.
+  template <float kLazyMaxGrowth = 0.f, int kRegs>
+  __device__ __forceinline__ bool step(float (&s)[kRegs], float log2_mul, float (&corr)[2]) {
     float mx[2] = {row_max[0], row_max[1]};
 #pragma unroll
     for (int j = 0; j < kRegs / 4; ++j) {
@@ -54,6 +56,18 @@ struct OnlineSoftmax {
     for (int r = 0; r < 2; ++r) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    }
+    bool rescale = true;
+    if constexpr (kLazyMaxGrowth > 0.f) {
+      // From -inf the growth is +inf (rescale); -inf - -inf is NaN, compares false (nothing to
+      // rescale: the row is still empty, O and the sum are 0).
+      const bool grows = (mx[0] - row_max[0]) * log2_mul > kLazyMaxGrowth ||
+                         (mx[1] - row_max[1]) * log2_mul > kLazyMaxGrowth;
+      rescale = __any_sync(0xffffffffu, grows);
+      if (!rescale) {
+        mx[0] = row_max[0]; // corr below is exp2(0) = 1
+        mx[1] = row_max[1];
+      }
     }
     float base[2];
 #pragma unroll
@@ -75,6 +89,7 @@ struct OnlineSoftmax {
         row_sum[1] += s[4 * j + 2 + e];
       }
     }
+    return rescale;
   }
 
   // Quad-reduces the sums. Returns 1/sum (0 for an empty row) and the natural-log LSE.
