@@ -32,6 +32,7 @@ struct FwdKnobs {
   int vec_store = 1;
   int lazy_rescale = 0;
   int split_last_pv = 0;
+  int desc_advance = 0;
   int diag = 0;
 };
 
@@ -81,6 +82,9 @@ struct FwdConfig {
   // A tile's last P V runs as two wgmma groups over the output's column halves; the first
   // half is normalised and stored while the second half's GEMM runs.
   static constexpr bool kSplitLastPv = kKnobs.split_last_pv != 0 && kHeadDim == 128;
+  // wgmma descriptors built once per block and advanced per k-step by a 32-bit add, instead of
+  // packed from the address at every k-step.
+  static constexpr bool kDescAdvance = kKnobs.desc_advance != 0;
   // A/B-tool diagnostic only (outputs wrong on purpose): 1 = the epilogue computes its rows
   // but skips the global stores, to measure what the tile boundary's stores cost.
   static constexpr int kDiag = kKnobs.diag;
@@ -120,25 +124,34 @@ struct FwdConfig {
 // Head dim 64's 192-row tiles also take the warp-uniform warpgroup index (kUniformWg): +5-6% at
 // every T, causal or not (A/B round 4). Round 5: every ping-pong configuration carries its
 // turns across tiles (+0.2-5%); head dim 64's 192-row tiles also rescale O late (+1-2%; it
-// costs head dim 128 2-15%).
+// costs head dim 128 2-15%). Round 9 (docs/cuda-sm90.md): head dims 64 and 128 (from 4096
+// keys) advance their wgmma descriptors by one add per k-step (+1.5-2.7% at head dim 128, up to
+// +2.6% at 64; mixed at 256 and for the short head dim 128 tile); the 192-key tile splits its
+// last P V in column halves (+1-2% at 4096 keys); head dim 256 rescales O lazily (+2-7%: without
+// ping-pong the 128-register rescale sits between a warpgroup's own GEMMs; it costs head dims 64
+// and 128 0.5-4%).
 template <bool kBf16>
-using Sm90H64 = FwdConfig<kBf16, 64, FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1}>;
+using Sm90H64 =
+    FwdConfig<kBf16, 64,
+              FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1, .desc_advance = 1}>;
 template <bool kBf16>
 using Sm90H64ShortCausal =
     FwdConfig<kBf16, 64, FwdKnobs{.consumer_wgs = 2, .stages = 3, .paired = 1, .carry_turn = 1}>;
 template <bool kBf16>
 using Sm90H128Short = FwdConfig<kBf16, 128, FwdKnobs{.q_stages = 2, .paired = 1, .carry_turn = 1}>;
+// From 4096 keys: 192-key blocks, and a narrow (64-key) last block for key lengths whose last
+// block holds at most 64 keys (round 6: +1-2% at 4096 keys).
 template <bool kBf16>
-using Sm90H128Long =
-    FwdConfig<kBf16, 128, FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1}>;
-// The same with a narrow (64-key) last block, for key lengths whose last 192-key block holds at
-// most 64 keys (round 6: +1-2% at 4096 keys; the extra path costs ~1% where it is not taken).
+using Sm90H128LongTail = FwdConfig<kBf16, 128,
+                                   FwdKnobs{.block_n = 192,
+                                            .stages = 2,
+                                            .paired = 1,
+                                            .carry_turn = 1,
+                                            .tail_n = 64,
+                                            .split_last_pv = 1,
+                                            .desc_advance = 1}>;
 template <bool kBf16>
-using Sm90H128LongTail =
-    FwdConfig<kBf16, 128,
-              FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1, .tail_n = 64}>;
-template <bool kBf16>
-using Sm90H256 = FwdConfig<kBf16, 256>;
+using Sm90H256 = FwdConfig<kBf16, 256, FwdKnobs{.lazy_rescale = 1}>;
 
 // Everything the kernel reads, passed once as a __grid_constant__ parameter.
 struct FwdArgs {

@@ -105,12 +105,17 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     using MmaS = WgmmaSS<2 * R, Cfg::kBf16>;
     const std::uint32_t k_base = smem + Cfg::kOffK + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     wgmma_fence();
+    const std::uint64_t dq0 = sw128_desc(q_base, 16, 1024);
+    const std::uint64_t dk0 = sw128_desc(k_base, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const std::uint32_t off = (kk % 4) * 32; // 16 elements inside the 128-byte row
-      const std::uint64_t dq = sw128_desc(q_base + (kk / 4) * Cfg::kQColBlockBytes + off, 16, 1024);
+      const std::uint32_t q_off = (kk / 4) * Cfg::kQColBlockBytes + off;
+      const std::uint32_t k_off = (kk / 4) * Cfg::kKVColBlockBytes + off;
+      const std::uint64_t dq =
+          Cfg::kDescAdvance ? desc_advance(dq0, q_off) : sw128_desc(q_base + q_off, 16, 1024);
       const std::uint64_t dk =
-          sw128_desc(k_base + (kk / 4) * Cfg::kKVColBlockBytes + off, 16, 1024);
+          Cfg::kDescAdvance ? desc_advance(dk0, k_off) : sw128_desc(k_base + k_off, 16, 1024);
       if (kk == 0) {
         MmaS::run_zero(acc, dq, dk);
       } else {
@@ -133,9 +138,13 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     const std::uint32_t v_base = smem + Cfg::kOffV + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     reg_fence(o);
     wgmma_fence();
+    const std::uint64_t dv0 = sw128_desc(v_base, Cfg::kKVColBlockBytes, 1024);
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
-      MmaO::run(o, p[kk], sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
+      const std::uint64_t dv = Cfg::kDescAdvance
+                                   ? desc_advance(dv0, kk * 2048)
+                                   : sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024);
+      MmaO::run(o, p[kk], dv, 1);
     }
     wgmma_commit();
   };

@@ -98,6 +98,13 @@ __device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t addr, std::uin
   return d;
 }
 
+// Descriptor d advanced by `bytes` (a multiple of 16): one 32-bit add on the start-address
+// field, which cannot carry out because shared-memory addresses stay below 2^18.
+__device__ __forceinline__ std::uint64_t desc_advance(std::uint64_t d, std::uint32_t bytes) {
+  const std::uint32_t lo = static_cast<std::uint32_t>(d) + (bytes >> 4);
+  return (d & 0xFFFFFFFF00000000ull) | lo;
+}
+
 // ---- warp specialisation -----------------------------------------------------------------
 template <int R>
 __device__ __forceinline__ void regs_dealloc() {

@@ -173,8 +173,6 @@ void run(const FlashFwdParams& p, CUstream_st* stream) {
     return bf16 ? launch_bf16_h64_short_causal(p, stream) : launch_f16_h64_short_causal(p, stream);
   case TileChoice::h128_short:
     return bf16 ? launch_bf16_h128_short(p, stream) : launch_f16_h128_short(p, stream);
-  case TileChoice::h128_long:
-    return bf16 ? launch_bf16_h128_long(p, stream) : launch_f16_h128_long(p, stream);
   case TileChoice::h128_long_tail:
     return bf16 ? launch_bf16_h128_long_tail(p, stream) : launch_f16_h128_long_tail(p, stream);
   case TileChoice::h256:

@@ -6,15 +6,15 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-enum class TileChoice { h64, h64_short_causal, h128_short, h128_long, h128_long_tail, h256 };
+enum class TileChoice { h64, h64_short_causal, h128_short, h128_long_tail, h256 };
 
 // The key length is the batch maximum for ragged batches. The boundaries are the measured
 // crossovers (docs/cuda-sm90.md, "Tile configurations"): head dim 128 at 4096 keys (192-key
 // blocks +1-2% there since round 5's carried turns), head dim 64 causal at 1024 keys (+8-12% below,
-// -3..-5% at 2048 and above). Head dim 128 from 4096 keys: when the last 192-key block holds at
-// most 64 keys the narrow-tail variant saves 2/3 of that block's GEMMs per tile, ~0.67 of
-// (S / 192 + ~2.5) blocks of work, against a ~1% cost of its extra path: a gain below ~12k keys
-// (measured +1-2% at 4096, even at 16k).
+// -3..-5% at 2048 and above). Head dim 128 from 4096 keys: one configuration, 192-key blocks
+// with a narrow (64-key) last block where it holds at most 64 keys; since round 9 it is as fast
+// or faster than the same tile without the narrow path also where that path is not taken (8192
+// keys: +0.1..+1.5% in six interleaved runs), so there is no second long configuration.
 inline TileChoice choose_tile(const FlashFwdParams& p) {
   if (p.H == 64) {
     const bool causal = p.window_right == 0 && p.window_left < 0;
@@ -24,10 +24,7 @@ inline TileChoice choose_tile(const FlashFwdParams& p) {
     if (p.S < 4096) {
       return TileChoice::h128_short;
     }
-    using Tail = Sm90H128LongTail<true>; // block and tail widths, the same for f16
-    const int last_block_keys = (p.S - 1) % Tail::kBlockN + 1;
-    return last_block_keys <= Tail::kTailN && p.S < 12288 ? TileChoice::h128_long_tail
-                                                          : TileChoice::h128_long;
+    return TileChoice::h128_long_tail;
   }
   return TileChoice::h256;
 }
@@ -42,8 +39,6 @@ inline const char* tile_name(TileChoice c) {
     return "h64_m128_paired";
   case TileChoice::h128_short:
     return "h128_paired_q2";
-  case TileChoice::h128_long:
-    return "h128_n192_paired";
   case TileChoice::h128_long_tail:
     return "h128_n192_tail64";
   case TileChoice::h256:

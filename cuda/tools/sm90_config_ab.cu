@@ -63,10 +63,6 @@ void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
   launch_fwd<Cfg>(p, s, trace);
 }
 const TraceConfig kTraceConfigs[] = {
-    {"h128_n192_paired_trace", 128, 2,
-     &traced<FwdConfig<
-         true, 128,
-         FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1, .trace = 1}>>},
     {"h128_n192_tail64_trace", 128, 2,
      &traced<FwdConfig<true, 128,
                        FwdKnobs{.block_n = 192,
@@ -74,7 +70,9 @@ const TraceConfig kTraceConfigs[] = {
                                 .paired = 1,
                                 .carry_turn = 1,
                                 .tail_n = 64,
-                                .trace = 1}>>},
+                                .trace = 1,
+                                .split_last_pv = 1,
+                                .desc_advance = 1}>>},
 };
 
 struct Config {
@@ -86,26 +84,47 @@ struct Config {
 };
 
 // Earlier rounds' candidates (docs/cuda-sm90.md, "Tile configurations") are in the results
-// files. Round 6: h128_n192_tail64 (shipped for some key lengths) against h128_n192_paired at
-// every key length; _st4 = the epilogue's former 4-byte stores (kVecStore = 0). Measured and
-// dropped in round 6 (results files): 2 or 4 independent max/sum chains per softmax row,
-// per-warpgroup Q loads, a deferred epilogue (stores under the next tile's first S).
+// files (round 6: 2 or 4 independent max/sum chains per softmax row, per-warpgroup Q loads, a
+// deferred epilogue; rounds 7-8: TMA-store epilogue, balanced grid, stream-K tail on branches;
+// round 9: lazy rescale at head dims 64/128, deferred row stores, exp2 on the FMA pipe on branch
+// wip/sm90-soft-exp). Round 9's shipped knobs beside the configurations as shipped before them:
+// _r8 = before round 9, _r9 = before .desc_advance; h128_n192_paired = the 192-key tile
+// without the narrow last block (a configuration of its own until round 9); h256_n80_da = head
+// dim 256 with .desc_advance (mixed: not shipped); _nost = a diagnostic with wrong outputs,
+// round 8's narrow-tail configuration without its global stores (what the stores cost).
+template <int kHeadDim, FwdKnobs kKnobs>
+constexpr auto cand = &candidate<FwdConfig<true, kHeadDim, kKnobs>>;
+constexpr FwdKnobs kH128Long{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1};
+constexpr FwdKnobs with(FwdKnobs k, int tail_n, int split, int desc) {
+  k.tail_n = tail_n;
+  k.split_last_pv = split;
+  k.desc_advance = desc;
+  return k;
+}
+constexpr FwdKnobs no_store(FwdKnobs k) {
+  k.diag = 1;
+  return k;
+}
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
-    {"h128_n192_paired", 128, &launch_bf16_h128_long, true, TileChoice::h128_long},
     {"h128_n192_tail64", 128, &launch_bf16_h128_long_tail, true, TileChoice::h128_long_tail},
-    {"h128_n192_st4", 128,
-     &candidate<FwdConfig<
-         true, 128,
-         FwdKnobs{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1, .vec_store = 0}>>,
-     false, TileChoice::h128_long},
+    {"h128_n192_paired", 128, cand<128, with(kH128Long, 0, 1, 1)>, false,
+     TileChoice::h128_long_tail},
+    {"h128_n192_tail64_r9", 128, cand<128, with(kH128Long, 64, 1, 0)>, false,
+     TileChoice::h128_long_tail},
+    {"h128_n192_tail64_r8", 128, cand<128, with(kH128Long, 64, 0, 0)>, false,
+     TileChoice::h128_long_tail},
+    {"h128_n192_r8", 128, cand<128, kH128Long>, false, TileChoice::h128_long_tail},
+    {"h128_n192_tail64_nost", 128, cand<128, no_store(with(kH128Long, 64, 0, 0))>, false,
+     TileChoice::h128_long_tail},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_st4", 64,
-     &candidate<FwdConfig<
-         true, 64, FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1, .vec_store = 0}>>,
+    {"h64_m192_r9", 64, cand<64, FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1}>,
      false, TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
+    {"h256_n80_r8", 256, cand<256, FwdKnobs{}>, false, TileChoice::h256},
+    {"h256_n80_da", 256, cand<256, FwdKnobs{.lazy_rescale = 1, .desc_advance = 1}>, false,
+     TileChoice::h256},
 };
 
 // N(0,1)-ish bf16 values (sum of four uniforms from a per-element xorshift).

@@ -65,6 +65,28 @@ TEST_CASE("cuda/sm90/h256_long: 1000 x 777 (8 query tiles, 10 key blocks, the la
   cuda_matches(causal(make(DType::bf16, 1, 777, 1000, 1, 1, 256), Alignment::top_left), sm90);
 }
 
+TEST_CASE("cuda/sm90/max_growth: row maxima that grow by more than 2^8 between key blocks") {
+  // Scaled inputs (score spread ~15, ~22 in log2 units): a row's running max often grows by more
+  // than the 8 log2 units up to which head dim 256 keeps it without rescaling O (.lazy_rescale),
+  // in many blocks of a long row; the 192-key configurations store their rows in two halves
+  // (.split_last_pv): 4096 keys with the narrow last block, 4500 without it.
+  KATTN_REQUIRE_SM90();
+  Spec h256 = make(DType::bf16, 1, 200, 777, 2, 1, 256);
+  h256.q_mult = 5.0, h256.k_mult = 3.0;
+  cuda_matches(h256, sm90);
+  h256.dtype = DType::f16;
+  h256.outliers = true;
+  cuda_matches(causal(h256, Alignment::bottom_right), sm90);
+  Spec h128 = make(DType::bf16, 1, 130, 4096, 2, 1, 128);
+  h128.q_mult = 5.0, h128.k_mult = 3.0;
+  CHECK(cuda_matches(h128, sm90).kernel == "sm90_fwd_bf16_h128_n192_tail64");
+  h128.S = 4500;
+  h128.dtype = DType::f16;
+  CHECK(cuda_matches(h128, sm90).kernel == "sm90_fwd_f16_h128_n192_tail64");
+  h128.out_pad = 3; // rows not 16-byte aligned: the halves take the 4-byte stores
+  CHECK(cuda_matches(h128, sm90).kernel == "sm90_fwd_f16_h128_n192_tail64");
+}
+
 TEST_CASE("cuda/sm90/persistent: more work items than SMs (CTAs run several tiles in turn)") {
   KATTN_REQUIRE_SM90();
   // Paired configurations schedule pairs of query blocks (p, M - 1 - p) of one (batch, head):
@@ -84,8 +106,8 @@ TEST_CASE("cuda/sm90/persistent: more work items than SMs (CTAs run several tile
 
 TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its boundaries") {
   // tile_choice.hpp: head dim 128 switches to the 192-key-block configuration at 4096 keys
-  // (the batch maximum), with a narrow last block when it holds at most 64 keys below 12288
-  // keys; head dim 64 to 128-row tiles for causal masks up to 1024 keys.
+  // (the batch maximum; it runs a narrow last block per tile where that block holds at most 64
+  // keys); head dim 64 to 128-row tiles for causal masks up to 1024 keys.
   KATTN_REQUIRE_SM90();
   const auto named = [](const Spec& s, const std::string& tile) {
     const auto r = cuda_matches(s, sm90);
@@ -95,26 +117,26 @@ TEST_CASE("cuda/sm90/tile_configs: each head dim 64/128 configuration, at its bo
   };
   named(make(DType::bf16, 1, 64, 4095, 2, 1, 128), "h128_paired_q2");
   named(make(DType::bf16, 1, 64, 4096, 2, 1, 128), "h128_n192_tail64"); // 21 x 192 + 64
-  named(make(DType::bf16, 1, 64, 4097, 2, 1, 128), "h128_n192_paired"); // last block 65 keys
+  named(make(DType::bf16, 1, 64, 4097, 2, 1, 128), "h128_n192_tail64"); // last block 65 keys
   named(make(DType::f16, 2, 130, 12160, 2, 1, 128), "h128_n192_tail64");
-  named(make(DType::bf16, 1, 64, 12352, 2, 1, 128), "h128_n192_paired");
+  named(make(DType::bf16, 1, 64, 12352, 2, 1, 128), "h128_n192_tail64");
   named(causal(make(DType::bf16, 1, 1000, 4096, 2, 1, 128), Alignment::bottom_right),
         "h128_n192_tail64");
-  named(make(DType::bf16, 1, 300, 4500, 2, 1, 128), "h128_n192_paired");
+  named(make(DType::bf16, 1, 300, 4500, 2, 1, 128), "h128_n192_tail64");
   named(causal(make(DType::f16, 1, 4160, 4160, 1, 1, 128), Alignment::top_left),
-        "h128_n192_paired");
+        "h128_n192_tail64");
   Spec w = make(DType::bf16, 1, 700, 4200, 2, 2, 128);
   w.opt.window_left = 300;
   w.opt.window_right = 20;
   w.opt.alignment = Alignment::bottom_right;
-  named(w, "h128_n192_paired");
+  named(w, "h128_n192_tail64");
   Spec v = make(DType::f16, 2, 200, 5000, 2, 2, 128); // padded: one batch past 4096 keys
   v.q_lens = {200, 57};
   v.k_lens = {4097, 5000};
   named(causal(v, Alignment::bottom_right), "h128_n192_tail64"); // 5000 = 26 x 192 + 8
   v.S = 5100;
   v.k_lens = {4097, 5100};
-  named(causal(v, Alignment::bottom_right), "h128_n192_paired");
+  named(causal(v, Alignment::bottom_right), "h128_n192_tail64");
   named(causal(make(DType::bf16, 2, 1024, 1024, 2, 2, 64), Alignment::top_left), "h64_m128_paired");
   named(causal(make(DType::f16, 2, 900, 1025, 2, 1, 64), Alignment::bottom_right), "h64_m192");
   named(make(DType::bf16, 2, 512, 512, 2, 2, 64), "h64_m192");

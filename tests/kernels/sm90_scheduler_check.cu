@@ -85,7 +85,7 @@ int main() {
       check<Sm90H64<true>>("h64", cases) &&
       check<Sm90H64ShortCausal<true>>("h64 short causal", cases) &&
       check<Sm90H128Short<true>>("h128 short", cases) &&
-      check<Sm90H128Long<true>>("h128 long", cases) && check<Sm90H256<true>>("h256", cases) &&
+      check<Sm90H128LongTail<true>>("h128 long", cases) && check<Sm90H256<true>>("h256", cases) &&
       check<FwdConfig<true, 128, FwdKnobs{.paired = 0}>>("h128 single-tile order", cases);
   if (!ok)
     return 1;
