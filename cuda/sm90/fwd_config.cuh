@@ -38,6 +38,7 @@ struct FwdKnobs {
 
 template <bool kIsBf16, int kHeadDimT, FwdKnobs kKnobs = FwdKnobs{}>
 struct FwdConfig {
+  static constexpr FwdKnobs kKnobsGiven = kKnobs; // for variants of a configuration (A/B tool)
   static constexpr bool kBf16 = kIsBf16;
   static constexpr int kHeadDim = kHeadDimT;
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "head dims 64/128/256");

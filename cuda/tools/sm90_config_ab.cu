@@ -62,17 +62,14 @@ template <class Cfg>
 void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
   launch_fwd<Cfg>(p, s, trace);
 }
+// The shipped head dim 128 configuration with per-tile timestamps.
+constexpr FwdKnobs traced_knobs(FwdKnobs k) {
+  k.trace = 1;
+  return k;
+}
 const TraceConfig kTraceConfigs[] = {
     {"h128_n192_tail64_trace", 128, 2,
-     &traced<FwdConfig<true, 128,
-                       FwdKnobs{.block_n = 192,
-                                .stages = 2,
-                                .paired = 1,
-                                .carry_turn = 1,
-                                .tail_n = 64,
-                                .trace = 1,
-                                .split_last_pv = 1,
-                                .desc_advance = 1}>>},
+     &traced<FwdConfig<true, 128, traced_knobs(Sm90H128LongTail<true>::kKnobsGiven)>>},
 };
 
 struct Config {
