@@ -3,6 +3,7 @@
 // tile of round r, kTraceWords words at trace[((c * kTraceRounds + r) * W + w) * kTraceWords]:
 // the global timer (ns) at tile start, when its Q had arrived, when its last P V had landed and
 // after its output stores were issued, then the tile's key blocks and (batch, head, m_block).
+// With Cfg::kSplitLastPv the rows are stored inside the last P V, before its "landed" stamp.
 #pragma once
 
 #include <cstdint>
