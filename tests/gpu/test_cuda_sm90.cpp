@@ -68,7 +68,7 @@ TEST_CASE("cuda/sm90/h256_long: 1000 x 777 (8 query tiles, 10 key blocks, the la
 TEST_CASE("cuda/sm90/max_growth: row maxima that grow by more than 2^8 between key blocks") {
   // Scaled inputs (score spread ~15, ~22 in log2 units): a row's running max often grows by more
   // than the 8 log2 units up to which head dim 256 keeps it without rescaling O (.lazy_rescale),
-  // in many blocks of a long row; the 192-key configurations store their rows in two halves
+  // in many blocks of a long row; the 192-key configuration stores its rows in two halves
   // (.split_last_pv): 4096 keys with the narrow last block, 4500 without it.
   KATTN_REQUIRE_SM90();
   Spec h256 = make(DType::bf16, 1, 200, 777, 2, 1, 256);
