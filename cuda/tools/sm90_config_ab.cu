@@ -62,14 +62,17 @@ template <class Cfg>
 void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
   launch_fwd<Cfg>(p, s, trace);
 }
-// The shipped head dim 128 configuration with per-tile timestamps.
-constexpr FwdKnobs traced_knobs(FwdKnobs k) {
-  k.trace = 1;
+// k with one knob changed: set<&FwdKnobs::tail_n>(k, 0).
+template <auto kMember>
+constexpr FwdKnobs set(FwdKnobs k, int value) {
+  k.*kMember = value;
   return k;
 }
+
+// The shipped head dim 128 configuration with per-tile timestamps.
 const TraceConfig kTraceConfigs[] = {
     {"h128_n192_tail64_trace", 128, 2,
-     &traced<FwdConfig<true, 128, traced_knobs(Sm90H128LongTail<true>::kKnobsGiven)>>},
+     &traced<FwdConfig<true, 128, set<&FwdKnobs::trace>(Sm90H128LongTail<true>::kKnobsGiven, 1)>>},
 };
 
 struct Config {
@@ -91,36 +94,29 @@ struct Config {
 // round 8's narrow-tail configuration without its global stores (what the stores cost).
 template <int kHeadDim, FwdKnobs kKnobs>
 constexpr auto cand = &candidate<FwdConfig<true, kHeadDim, kKnobs>>;
-constexpr FwdKnobs kH128Long{.block_n = 192, .stages = 2, .paired = 1, .carry_turn = 1};
-constexpr FwdKnobs with(FwdKnobs k, int tail_n, int split, int desc) {
-  k.tail_n = tail_n;
-  k.split_last_pv = split;
-  k.desc_advance = desc;
-  return k;
-}
-constexpr FwdKnobs no_store(FwdKnobs k) {
-  k.diag = 1;
-  return k;
-}
+constexpr FwdKnobs kH128 = Sm90H128LongTail<true>::kKnobsGiven;
+constexpr FwdKnobs kH128R9 = set<&FwdKnobs::desc_advance>(kH128, 0);
+constexpr FwdKnobs kH128R8 = set<&FwdKnobs::split_last_pv>(kH128R9, 0);
+constexpr FwdKnobs kH64 = Sm90H64<true>::kKnobsGiven;
+constexpr FwdKnobs kH256 = Sm90H256<true>::kKnobsGiven;
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_tail64", 128, &launch_bf16_h128_long_tail, true, TileChoice::h128_long_tail},
-    {"h128_n192_paired", 128, cand<128, with(kH128Long, 0, 1, 1)>, false,
+    {"h128_n192_paired", 128, cand<128, set<&FwdKnobs::tail_n>(kH128, 0)>, false,
      TileChoice::h128_long_tail},
-    {"h128_n192_tail64_r9", 128, cand<128, with(kH128Long, 64, 1, 0)>, false,
+    {"h128_n192_tail64_r9", 128, cand<128, kH128R9>, false, TileChoice::h128_long_tail},
+    {"h128_n192_tail64_r8", 128, cand<128, kH128R8>, false, TileChoice::h128_long_tail},
+    {"h128_n192_r8", 128, cand<128, set<&FwdKnobs::tail_n>(kH128R8, 0)>, false,
      TileChoice::h128_long_tail},
-    {"h128_n192_tail64_r8", 128, cand<128, with(kH128Long, 64, 0, 0)>, false,
-     TileChoice::h128_long_tail},
-    {"h128_n192_r8", 128, cand<128, kH128Long>, false, TileChoice::h128_long_tail},
-    {"h128_n192_tail64_nost", 128, cand<128, no_store(with(kH128Long, 64, 0, 0))>, false,
+    {"h128_n192_tail64_nost", 128, cand<128, set<&FwdKnobs::diag>(kH128R8, 1)>, false,
      TileChoice::h128_long_tail},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_r9", 64, cand<64, FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1}>,
-     false, TileChoice::h64},
+    {"h64_m192_r9", 64, cand<64, set<&FwdKnobs::desc_advance>(kH64, 0)>, false, TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
-    {"h256_n80_r8", 256, cand<256, FwdKnobs{}>, false, TileChoice::h256},
-    {"h256_n80_da", 256, cand<256, FwdKnobs{.lazy_rescale = 1, .desc_advance = 1}>, false,
+    {"h256_n80_r8", 256, cand<256, set<&FwdKnobs::lazy_rescale>(kH256, 0)>, false,
+     TileChoice::h256},
+    {"h256_n80_da", 256, cand<256, set<&FwdKnobs::desc_advance>(kH256, 1)>, false,
      TileChoice::h256},
 };
 
