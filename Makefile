@@ -7,6 +7,8 @@
 #   make conformance   every backend against the reference (report/conformance.json)
 #   make bench         CPU benchmarks: naive, portable, PyTorch CPU SDPA (report/bench.json)
 #   make hip           HIP gfx90a/gfx942 code objects + MFMA check (compile only)
+#   make device-configs  build against a CUDA and a HIP Kokkos from ../shared/third_party
+#                      (compile only without a GPU; part of `make test`)
 #   make build         set up, configure and build
 #   make install-test  install to a temp prefix and build examples/ against it
 #   make format        clang-format all C++/CUDA sources in place
@@ -31,10 +33,10 @@ FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o 
                  -o -name '*.cu' -o -name '*.cuh' -o -name '*.hip' \) 2>/dev/null || true
 
 .PHONY: help setup configure build test ctest install-test demo format format-check shell \
-        clean buildroot-clean bench conformance hip
+        clean buildroot-clean bench conformance hip device-configs
 
 help:
-	@sed -n '1,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,20p' Makefile | sed 's/^# \{0,1\}//'
 
 setup:
 	@scripts/buildroot-setup.sh
@@ -42,12 +44,19 @@ setup:
 # The build root has no pip: cudnn-frontend headers and the SASS tools (cuobjdump, nvdisasm) are
 # fetched here, on the host, into a cache the root sees (scripts/fetch-cudnn-frontend.sh,
 # scripts/fetch-sass-tools.sh).
+# The Kokkos of the root is host-only, so the project's own build switches on what CMake would
+# not by itself: the CUDA backends on raw device pointers where the host has the CUDA toolkit
+# (its kernels' SASS is checked here, and the GPU machine runs these binaries), and the HIP code
+# objects with the root's hipcc (compile only).
+HOST_CUDA := $(shell test -x /usr/local/cuda/bin/nvcc && echo ON || echo OFF)
+PROJECT_FLAGS := -DKokkosAttn_ENABLE_CUDA=$(HOST_CUDA) -DKokkosAttn_ENABLE_HIP=ON
 configure: setup
-	@if [[ -f /usr/local/cuda/include/cudnn.h ]]; then scripts/fetch-cudnn-frontend.sh >/dev/null || \
-	  echo "make configure: WARNING: cudnn-frontend fetch failed (cuDNN backend needs it)" >&2; fi
-	@scripts/fetch-sass-tools.sh >/dev/null || \
-	  echo "make configure: WARNING: cuobjdump/nvdisasm fetch failed (sm90_sass_check skips)" >&2
-	@$(IN_ROOT) cmake --preset $(PRESET) -B $(BUILD_DIR) $(CMAKE_ARGS)
+	@fe=; if [[ -f /usr/local/cuda/include/cudnn.h ]]; then fe=$$(scripts/fetch-cudnn-frontend.sh) || \
+	  echo "make configure: WARNING: cudnn-frontend fetch failed (cuDNN backend needs it)" >&2; fi; \
+	  scripts/fetch-sass-tools.sh >/dev/null || \
+	  echo "make configure: WARNING: cuobjdump/nvdisasm fetch failed (sm90_sass_check skips)" >&2; \
+	  $(IN_ROOT) cmake --preset $(PRESET) -B $(BUILD_DIR) $(PROJECT_FLAGS) \
+	    $${fe:+-DKokkosAttn_CUDNN_FRONTEND_DIR=$$fe} $(CMAKE_ARGS)
 
 build: configure
 	@$(IN_ROOT) cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -55,8 +64,15 @@ build: configure
 ctest: build
 	@$(IN_ROOT) ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j $(JOBS)
 
-test: ctest
+# Then the CUDA and HIP Kokkos configurations (scripts/device-config.sh): compiled, and run only
+# where a GPU is present.
+test: ctest device-configs
 	@echo "make test: all tests passed"
+
+DEVICE_CONFIGS ?= cuda hip
+device-configs: setup
+	@for c in $(DEVICE_CONFIGS); do start=$$(date +%s); JOBS=$(JOBS) scripts/device-config.sh $$c; \
+	  echo "make device-configs: $$c took $$(( $$(date +%s) - start )) s"; done
 
 install-test: build
 	@$(IN_ROOT) scripts/install-test.sh $(BUILD_DIR)
@@ -89,7 +105,8 @@ shell: setup
 	@$(IN_ROOT) bash
 
 clean:
-	rm -rf --one-file-system $(BUILD_DIR) build-cuda build-bench build-hipcc install report
+	rm -rf --one-file-system $(BUILD_DIR) build-cuda build-bench build-hipcc build-kokkos-cuda \
+	  build-kokkos-hip install report
 
 buildroot-clean:
 	@root=$$(scripts/buildroot-setup.sh --print-root); echo "removing $$root"; \

@@ -8,10 +8,10 @@
 # Environment: KOKKOSATTN_DEPS_CACHE (default /var/cache/kokkos-attention/deps, falls back to
 # ~/.cache/kokkos-attention/deps when that is not writable), PIP (default: python3 -m pip).
 # The build root (scripts/in-root.sh) has no pip but sees the default cache at the same path,
-# so `make configure` fetches on the host first and CMake inside the root finds the result.
-# Only the headers are used; the wheel's Python extension is never loaded, so the wheel's
-# Python tag (cp312) does not matter. Called by CMake when KokkosAttn_ENABLE_CUDNN=ON and
-# KokkosAttn_CUDNN_FRONTEND_DIR is not set. All messages go to stderr; stdout is the path.
+# so `make configure` fetches on the host first and passes the path to CMake
+# (-DKokkosAttn_CUDNN_FRONTEND_DIR); CMake itself never downloads. Only the headers are used;
+# the wheel's Python extension is never loaded, so the wheel's Python tag (cp312) does not
+# matter. All messages go to stderr; stdout is the path.
 set -euo pipefail
 
 version=1.32.0

@@ -9,8 +9,12 @@
 # BIN_DIR holds kokkosattn_gpu_tests, kokkos-attn-conformance, codelab_demo and the shared
 # libraries they need (docs/cudnn.md, "Running elsewhere"); cuDNN and nvrtc come from the torch
 # environment's nvidia/ wheels when it exists. STEPS (default all): comma list of tests,
-# sanitizer, conformance, demo, demo-full. Knobs: CONFORMANCE_S (time budget per conformance
-# run, default 60), DEMO_ARGS (extra arguments for both demo runs).
+# sanitizer, conformance, demo, demo-full, and for a build against a Kokkos with CUDA (issue 18)
+# frontend (the front end's tests on Kokkos::Cuda), frontend-sanitizer, unit (the host unit
+# tests of that build), examples (the README example, minimal_sdpa and their installed-package
+# builds, when BIN_DIR has them), conformance-kokkos (every backend on Kokkos::Cuda through the
+# front end). Knobs: CONFORMANCE_S (time budget per conformance run, default 60), DEMO_ARGS
+# (extra arguments for both demo runs).
 set -uo pipefail
 BIN=${1:?usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [STEPS]}
 OUT=${2:?usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [STEPS]}
@@ -38,6 +42,29 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$OUT/gpu
 
 if want tests; then
   step tests "$BIN/kokkosattn_gpu_tests"
+fi
+if want frontend; then
+  # KOKKOSATTN_LOG=1: one line per call, naming the backend and any layout copies.
+  step frontend env KOKKOSATTN_LOG=1 "$BIN/kokkosattn_gpu_tests" -tc='frontend*'
+fi
+if want frontend-sanitizer; then
+  # The layout-copy kernels (tile transposes through team scratch) and a run through them.
+  step frontend-memcheck compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$BIN/kokkosattn_gpu_tests" -tc='frontend*layout copies*,frontend*head dims*'
+  step frontend-racecheck compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BIN/kokkosattn_gpu_tests" -tc='frontend*layout copies*'
+fi
+if want unit; then
+  step unit env OMP_NUM_THREADS=8 OMP_PROC_BIND=false "$BIN/kokkosattn_tests"
+fi
+if want examples; then
+  for exe in readme_example minimal_sdpa installed-readme_example installed-minimal_sdpa; do
+    [ -x "$BIN/$exe" ] && step "$exe" env KOKKOSATTN_LOG=1 "$BIN/$exe"
+  done
+fi
+if want conformance-kokkos; then
+  step conformance-kokkos "$BIN/kokkos-attn-conformance" --backend naive,portable,cuda,cudnn \
+    --supported-only --time-budget "${CONFORMANCE_S:-60}" --seed 8
 fi
 if want sanitizer; then
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 \

@@ -4,6 +4,7 @@
 #include "kokkosattn/dispatch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -65,6 +66,12 @@ const Options& options_of(const ForwardProblem& p) {
 const Options& options_of(const BackwardProblem& p) {
   return p.forward.options;
 }
+DType dtype_of(const ForwardProblem& p) {
+  return p.q.dtype;
+}
+DType dtype_of(const BackwardProblem& p) {
+  return p.forward.q.dtype;
+}
 
 // auto_order, then the first backend that leads() this forward moves to the front (it still
 // has to pass supports() when auto walks the order). Backward problems have no leads().
@@ -88,11 +95,73 @@ AutoOrder order_for(const Registry&, const BackwardProblem&, const Dims& d, cons
   return auto_order(d, true);
 }
 
+bool copies_allowed(const Options& o, LayoutCopy c) {
+  return c == LayoutCopy::available && o.allow_layout_copies;
+}
+
+// The problem with its floating main tensors in bf16: what a caller's one-line change of the
+// View type gives. Returns false when nothing would change (already 16-bit, FP8, ...).
+bool as_bf16(ForwardProblem& p) {
+  if (p.q.dtype != DType::f32 && p.q.dtype != DType::f64)
+    return false;
+  for (Tensor* t : {&p.q, &p.k, &p.v, &p.out})
+    t->dtype = DType::bf16;
+  return true;
+}
+bool as_bf16(BackwardProblem& p) {
+  if (!as_bf16(p.forward))
+    return false;
+  for (Tensor* t : {&p.dout, &p.dq, &p.dk, &p.dv})
+    t->dtype = DType::bf16;
+  return true;
+}
+
+// When a slow backend was chosen for a GPU context: the first GPU kernel backend that a change
+// of the caller's tensors would reach, and which change. Empty when there is none.
 template <class Problem>
-Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x) {
+std::string faster_with_change(const Registry& r, const Problem& p, const Dims& d,
+                               const ExecContext& x, const decltype(AutoOrder::order)& order,
+                               bool copies_ok, Backend chosen) {
+  if (x.device == Device::cpu || is_device_kernel(chosen))
+    return {};
+  const LayoutCopies layout = copies_for(p);
+  const auto reaches = [&](const Problem& q) -> const BackendImpl* {
+    for (Backend b : order)
+      if (const BackendImpl* impl = r.find(b);
+          impl && is_device_kernel(b) && ask(*impl, q, d, x).ok)
+        return impl;
+    return nullptr;
+  };
+  if (layout.any() && !copies_ok)
+    if (const BackendImpl* impl = reaches(with_copies(p, layout)))
+      return name(impl->id()) + " serves this problem with row-major (LayoutRight) " +
+             layout.names() + "; " + name(chosen) + " runs the tensors as given (layout copies " +
+             "are off or unavailable for this call)";
+  Problem half = copies_ok && layout.any() ? with_copies(p, layout) : p;
+  if (as_bf16(half))
+    if (const BackendImpl* impl = reaches(half))
+      return name(impl->id()) + " serves this problem with bf16 or f16 tensors " +
+             "(Kokkos::Experimental::bhalf_t / half_t Views); " + name(chosen) + " runs " +
+             std::string(to_string(dtype_of(p))) +
+             " tensors on the GPU, tens of times slower (docs/performance.md)";
+  return {};
+}
+
+// What layout copies cost, said wherever they are chosen (measured in docs/performance.md).
+std::string copies_note(const LayoutCopies& c) {
+  return "layout copies read and write " + c.names() +
+         " once more each and add a kernel per "
+         "tensor: row-major (LayoutRight) Views avoid them (on an H200 they cost 2.2-2.5x at the "
+         "codelab's tiny problem and 1.24-1.47x at 8k tokens; docs/performance.md)";
+}
+
+template <class Problem>
+Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x, LayoutCopy lc) {
   Selection s;
   s.dims = validate(p);
   const Options& o = options_of(p);
+  const bool copies_ok = copies_allowed(o, lc);
+  const LayoutCopies layout = copies_ok ? copies_for(p) : LayoutCopies{};
   const Backend want = requested_backend(o);
   if (want == Backend::automatic) {
     s.how = "auto";
@@ -104,28 +173,63 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x)
       const Support sup = impl ? ask(*impl, p, s.dims, x) : Support::no(not_built_reason(b));
       if (sup.ok) {
         s.impl = impl;
-        return s;
+        break;
       }
       reasons += (reasons.empty() ? "" : "; ") + name(b) + ": " + sup.reason;
     }
-    throw Unsupported("no backend can run this problem: " + reasons);
+    // Copies only to reach a GPU kernel backend (they come before the slow ones in every
+    // order), in the order for the copied problem: a backend may claim the lead (leads()) for
+    // row-major tensors that it could not claim for the tensors as given.
+    if (layout.any() && !(s.impl && is_device_kernel(s.impl->id()))) {
+      const Problem copied = with_copies(p, layout);
+      const AutoOrder copied_order = order_for(r, copied, s.dims, x);
+      for (Backend b : copied_order.order) {
+        const BackendImpl* impl = r.find(b);
+        if (impl && is_device_kernel(b) && ask(*impl, copied, s.dims, x).ok) {
+          s.impl = impl;
+          s.copies = layout;
+          s.order_rule = copied_order.rule;
+          s.note = copies_note(layout);
+          break;
+        }
+      }
+    }
+    if (!s.impl)
+      throw Unsupported("no backend can run this problem: " + reasons);
+    if (!s.copies.any())
+      s.note = faster_with_change(r, p, s.dims, x, order.order, copies_ok, s.impl->id());
+    return s;
   }
   s.how = o.backend != Backend::automatic ? "forced by options" : "forced by KOKKOSATTN_BACKEND";
   const BackendImpl* impl = r.find(want);
   if (impl == nullptr)
     throw Unsupported("backend " + name(want) + " is " + not_built_reason(want) + ", " + s.how);
   const Support sup = ask(*impl, p, s.dims, x);
-  if (!sup.ok)
-    throw Unsupported("backend " + name(want) + " cannot run this problem: " + sup.reason + " (" +
-                      s.how + ")");
+  if (!sup.ok) {
+    std::string why = sup.reason;
+    if (layout.any()) {
+      const Support copied = ask(*impl, with_copies(p, layout), s.dims, x);
+      if (copied.ok) {
+        s.impl = impl;
+        s.copies = layout;
+        s.note = copies_note(layout);
+        return s;
+      }
+      if (copied.reason != sup.reason)
+        why += "; with row-major copies of " + layout.names() + ": " + copied.reason;
+    }
+    throw Unsupported("backend " + name(want) + " cannot run this problem: " + why + " (" + s.how +
+                      ")");
+  }
   s.impl = impl;
   return s;
 }
 
 template <class Problem>
-std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p,
-                                         const ExecContext& x) {
+std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p, const ExecContext& x,
+                                         LayoutCopy lc) {
   const Dims d = validate(p);
+  const LayoutCopies layout = copies_allowed(options_of(p), lc) ? copies_for(p) : LayoutCopies{};
   std::vector<BackendVerdict> v;
   for (Backend b : order_for(r, p, d, x).order) {
     BackendVerdict verdict;
@@ -139,6 +243,10 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p,
       const Support sup = ask(*impl, p, d, x);
       verdict.supported = sup.ok;
       verdict.reason = sup.reason;
+      if (!sup.ok && layout.any() && ask(*impl, with_copies(p, layout), d, x).ok) {
+        verdict.supported = true;
+        verdict.copies = layout;
+      }
     }
     v.push_back(std::move(verdict));
   }
@@ -159,20 +267,20 @@ Backend requested_backend(const Options& o) {
                         ", got \"" + env + "\"");
 }
 
-Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x) {
-  return select_impl(r, p, x);
+Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x, LayoutCopy c) {
+  return select_impl(r, p, x, c);
 }
-Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x) {
-  return select_impl(r, p, x);
+Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x, LayoutCopy c) {
+  return select_impl(r, p, x, c);
 }
 
 std::vector<BackendVerdict> explain(const Registry& r, const ForwardProblem& p,
-                                    const ExecContext& x) {
-  return explain_impl(r, p, x);
+                                    const ExecContext& x, LayoutCopy c) {
+  return explain_impl(r, p, x, c);
 }
 std::vector<BackendVerdict> explain(const Registry& r, const BackwardProblem& p,
-                                    const ExecContext& x) {
-  return explain_impl(r, p, x);
+                                    const ExecContext& x, LayoutCopy c) {
+  return explain_impl(r, p, x, c);
 }
 
 std::string format_explain(const std::vector<BackendVerdict>& v) {
@@ -186,12 +294,26 @@ std::string format_explain(const std::vector<BackendVerdict>& v) {
   std::string out =
       pad(head[0], w0) + pad(head[1], head[1].size()) + pad(head[2], head[2].size()) + "details\n";
   for (const BackendVerdict& b : v) {
-    std::string details = b.supported ? "ok" : b.reason;
+    std::string details = !b.supported     ? b.reason
+                          : b.copies.any() ? "ok through row-major copies of " + b.copies.names() +
+                                                 " (as given: " + b.reason + ")"
+                                           : "ok";
     if (!b.description.empty())
       details += " [" + b.description + "]";
     out += pad(name(b.backend), w0) + pad(b.built ? "yes" : "no", head[1].size()) +
            pad(b.supported ? "yes" : "no", head[2].size()) + details + "\n";
   }
+  return out;
+}
+
+std::string format_selection(const Selection& s) {
+  std::string out = "backend=" + name(s.impl->id()) + " (" + s.how + ")";
+  if (s.copies.any())
+    out += " through row-major copies of " + s.copies.names();
+  if (!s.order_rule.empty())
+    out += "\norder: " + s.order_rule;
+  if (!s.note.empty())
+    out += "\nnote: " + s.note;
   return out;
 }
 
@@ -212,8 +334,12 @@ void log_selection(std::string_view what, const Selection& s, DType dtype, const
     os << " varlen=padded";
   if (!x.kokkos_space.empty())
     os << " space=" << x.kokkos_space;
+  if (s.copies.any())
+    os << " layout-copies=" << s.copies.names();
   if (!s.order_rule.empty())
     os << " order: " << s.order_rule;
+  if (!s.note.empty())
+    os << " note: " << s.note;
   os << '\n';
   std::cerr << os.str(); // one write, so concurrent runs do not interleave mid-line
 }

@@ -41,8 +41,9 @@ public:
 
 private:
   kattn::Tensor host_;
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
+  // Unused in device_none.cpp builds (clang says so under -Wunused-private-field).
+  [[maybe_unused]] void* ptr_ = nullptr;
+  [[maybe_unused]] std::size_t bytes_ = 0;
 };
 
 } // namespace codelab::device

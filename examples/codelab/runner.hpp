@@ -51,6 +51,10 @@ private:
   HostProblem& host_;
   Impl impl_;
   Kokkos::DefaultHostExecutionSpace exec_; // CPU backends' instance (the context points at it)
+#ifdef KOKKOS_ENABLE_CUDA
+  // GPU runs' instance, on the demo's stream (device::stream()), which its CUDA events time.
+  Kokkos::Cuda device_exec_{static_cast<cudaStream_t>(device::stream())};
+#endif
   std::vector<std::unique_ptr<device::Mirror>> mirrors_;
   kattn::ForwardProblem fwd_;
   kattn::BackwardProblem bwd_;

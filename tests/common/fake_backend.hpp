@@ -64,30 +64,52 @@ public:
     throw_supports_ = t;
     return *this;
   }
-  // Claims the lead for every forward (BackendImpl::leads) with this reason.
-  FakeBackend& lead(std::string why) {
+  // Claims the lead for every forward (BackendImpl::leads) with this reason; with
+  // row_major_only, only for forwards whose main tensors have head-dim stride 1 (as the cuda
+  // backend claims only what its support checks accept).
+  FakeBackend& lead(std::string why, bool row_major_only = false) {
     lead_ = std::move(why);
+    lead_row_major_only_ = row_major_only;
     return *this;
   }
   FakeBackend& describe(std::string d) {
     description_ = std::move(d);
     return *this;
   }
+  // Refuse problems whose main tensors are not row-major (as the GPU kernels refuse head-dim
+  // strides other than 1), or whose dtype is not 16-bit (as they refuse f32).
+  FakeBackend& need_row_major() {
+    need_row_major_ = true;
+    return *this;
+  }
+  FakeBackend& need_16bit() {
+    need_16bit_ = true;
+    return *this;
+  }
 
   Backend id() const override { return id_; }
   std::string description() const override { return description_; }
-  std::string leads(const ForwardProblem&, const Dims&, const ExecContext&) const override {
+  std::string leads(const ForwardProblem& p, const Dims&, const ExecContext&) const override {
+    for (const Tensor* t : {&p.q, &p.k, &p.v, &p.out})
+      if (lead_row_major_only_ && t->stride[std::size_t(t->rank - 1)] != 1)
+        return {};
     return lead_;
   }
 
-  Support supports(const ForwardProblem&, const Dims&, const ExecContext&) const override {
+  Support supports(const ForwardProblem& p, const Dims&, const ExecContext&) const override {
     ++calls_->supports_forward;
     maybe_throw(throw_supports_);
+    if (Support s = layout_and_dtype({&p.q, &p.k, &p.v, &p.out}); !s.ok)
+      return s;
     return refuse_forward_ ? Support::no(reason_) : Support::yes();
   }
-  Support supports(const BackwardProblem&, const Dims&, const ExecContext&) const override {
+  Support supports(const BackwardProblem& p, const Dims&, const ExecContext&) const override {
     ++calls_->supports_backward;
     maybe_throw(throw_supports_);
+    const ForwardProblem& f = p.forward;
+    if (Support s = layout_and_dtype({&f.q, &f.k, &f.v, &f.out, &p.dout, &p.dq, &p.dk, &p.dv});
+        !s.ok)
+      return s;
     return refuse_backward_ ? Support::no(reason_) : Support::yes();
   }
   void forward(const ForwardProblem& p, const Dims&, const ExecContext&) const override {
@@ -106,6 +128,16 @@ public:
   static constexpr double marker = 0.25;
 
 private:
+  Support layout_and_dtype(std::initializer_list<const Tensor*> ts) const {
+    for (const Tensor* t : ts) {
+      if (need_row_major_ && t->defined() && t->stride[std::size_t(t->rank - 1)] != 1)
+        return Support::no("expected head-dim stride 1, got " +
+                           std::to_string(t->stride[std::size_t(t->rank - 1)]));
+      if (need_16bit_ && t->defined() && t->dtype != DType::bf16 && t->dtype != DType::f16)
+        return Support::no("expected bf16 or f16, got " + std::string(to_string(t->dtype)));
+    }
+    return Support::yes();
+  }
   void maybe_throw(Throw t) const {
     switch (t) {
     case Throw::nothing:
@@ -119,6 +151,7 @@ private:
     }
   }
 
+  bool need_row_major_ = false, need_16bit_ = false, lead_row_major_only_ = false;
   Backend id_;
   std::shared_ptr<FakeCalls> calls_;
   bool refuse_forward_ = false;

@@ -6,14 +6,21 @@
 #include <cstddef>
 #include <string>
 
+#include <Kokkos_Core.hpp>
+
 #include "kokkosattn/backend.hpp"
 #include "kokkosattn/tensor.hpp"
 
 namespace kattn::conformance {
 
-// Backends whose problems live in CUDA device memory with ExecContext{Device::cuda}.
+// Backends whose problems live in CUDA device memory. Against a Kokkos with CUDA the Kokkos
+// backends (naive, portable) run there too, on Kokkos::Cuda through the front end (runner.cpp).
 inline bool needs_cuda_device(Backend b) {
+#ifdef KOKKOS_ENABLE_CUDA
+  return b != Backend::reference;
+#else
   return b == Backend::cudnn || b == Backend::cuda;
+#endif
 }
 
 #ifdef KOKKOSATTN_CONFORMANCE_CUDA

@@ -7,6 +7,8 @@
 #include <exception>
 #include <utility>
 
+#include <KokkosAttn.hpp>
+
 #include "conformance/device_copy.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
@@ -178,9 +180,18 @@ std::string sci(double x) {
   return buf;
 }
 
+// Against a Kokkos with CUDA the device cases go through the Kokkos front end on Kokkos::Cuda
+// (KokkosAttn::sdpa on the problem: layout copies and the instance's stream), as a user's Views
+// would; otherwise through kattn's raw-memory dispatch with a CUDA context.
+#ifdef KOKKOS_ENABLE_CUDA
+constexpr LayoutCopy copies = LayoutCopy::available;
+#else
+constexpr LayoutCopy copies = LayoutCopy::unavailable;
+#endif
+
 template <class Problem>
 BackendVerdict verdict_of(const Problem& p, Backend b, const ExecContext& x) {
-  for (BackendVerdict& v : explain(default_registry(), p, x))
+  for (BackendVerdict& v : explain(default_registry(), p, x, copies))
     if (v.backend == b)
       return v;
   BackendVerdict v;
@@ -201,8 +212,12 @@ public:
 #ifdef KOKKOSATTN_CONFORMANCE_CUDA
     if (!needs_cuda_device(b) || !cuda_device_present())
       return;
+#ifdef KOKKOS_ENABLE_CUDA
+    x_ = KokkosAttn::make_exec_context(cuda_);
+#else
     x_ = ExecContext{};
     x_.device = Device::cuda;
+#endif
     ForwardProblem& f = c.backward ? bp_.forward : fp_;
     if (a.spec.packed) { // the device cannot read cu_seqlens on the host: say the longest
       f.extras.max_seqlen_q = a.dims.T;
@@ -223,6 +238,22 @@ public:
   }
 
   const ExecContext& context() const { return x_; }
+
+  void run(bool backward) const {
+#ifdef KOKKOS_ENABLE_CUDA
+    if (x_.device == Device::cuda) {
+      if (backward)
+        KokkosAttn::sdpa_backward(cuda_, bp_);
+      else
+        KokkosAttn::sdpa(cuda_, fp_);
+      return;
+    }
+#endif
+    if (backward)
+      run_backward(default_registry(), bp_, x_);
+    else
+      run_forward(default_registry(), fp_, x_);
+  }
   const ForwardProblem& forward() const { return fp_; }
   const BackwardProblem& backward() const { return bp_; }
 
@@ -263,6 +294,9 @@ private:
   }
   std::vector<std::unique_ptr<DeviceCopy>> inputs_, outputs_;
 #endif
+#ifdef KOKKOS_ENABLE_CUDA
+  Kokkos::Cuda cuda_; // the instance the device context points at
+#endif
   ForwardProblem fp_;
   BackwardProblem bp_;
   ExecContext x_;
@@ -283,10 +317,7 @@ void run_one(const Case& c, Prepared& p, Backend b, const ExecContext& x, Result
     return;
   }
   st.poison(a, c.backward);
-  if (!c.backward)
-    run_forward(default_registry(), st.forward(), st.context());
-  else
-    run_backward(default_registry(), st.backward(), st.context());
+  st.run(c.backward);
   st.collect();
   r.status = Status::pass;
   for (const Prepared::Output& o : p.outputs) {

@@ -6,6 +6,7 @@
 #include "common/reference_problem.hpp"
 #include "cudnn/cudnn_spec.hpp"
 #include "kokkosattn/dispatch.hpp"
+#include "kokkosattn/validate.hpp"
 
 TEST_CASE("cudnn/window: inclusive window_left L is cuDNN's exclusive left bound L + 1") {
   using kattn::cudnn::detail::cudnn_left_bound;
@@ -75,4 +76,40 @@ TEST_CASE("cudnn/support: dropout only when cudnn is forced (its mask is cuDNN's
     forced_reason = e.what();
   }
   CHECK(forced_reason.find("dropout: cuDNN draws its own mask") == std::string::npos);
+}
+
+TEST_CASE("cudnn/support: packed varlen with every query length 1 and an LSE is refused") {
+  // Regression: wrong LSE from cuDNN there on the H200 (cudnn_backend.cpp says where it was seen).
+  const kattn::BackendImpl* cudnn = kattn::default_registry().find(kattn::Backend::cudnn);
+  if (cudnn == nullptr) {
+    MESSAGE("cudnn backend not built (KokkosAttn_ENABLE_CUDNN=OFF): nothing to check");
+    return;
+  }
+  kattn::test::Spec s;
+  s.dtype = kattn::DType::f16;
+  s.N = 4, s.K = 2, s.H = s.Hv = 64;
+  s.packed = true;
+  s.q_lens = {1, 1};
+  s.k_lens = {42, 40};
+  kattn::test::Attn a(s);
+  kattn::ForwardProblem p = a.forward_problem();
+  for (kattn::Tensor* t :
+       {&p.q, &p.k, &p.v, &p.out, &p.extras.lse, &p.extras.cu_seqlens_q, &p.extras.cu_seqlens_k})
+    t->space = kattn::MemorySpace::cuda_device; // labelled only: nothing is dereferenced
+  p.extras.max_seqlen_q = 1;
+  p.extras.max_seqlen_k = 42;
+  kattn::ExecContext gpu;
+  gpu.device = kattn::Device::cuda;
+  const kattn::Dims d = kattn::validate(p);
+  const kattn::Support with_lse = cudnn->supports(p, d, gpu);
+  CHECK_FALSE(with_lse.ok);
+  CHECK(with_lse.reason.find("every query length 1 and an LSE output") != std::string::npos);
+  p.extras.lse = {};
+  std::string without; // without an LSE the rule does not apply (cuDNN may still refuse)
+  try {
+    without = cudnn->supports(p, kattn::validate(p), gpu).reason;
+  } catch (const std::exception& e) {
+    without = e.what();
+  }
+  CHECK(without.find("every query length 1") == std::string::npos);
 }

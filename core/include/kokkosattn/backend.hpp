@@ -25,6 +25,12 @@ inline constexpr std::array<Backend, 6> preference_order = {Backend::cudnn, Back
                                                             Backend::hip,   Backend::portable,
                                                             Backend::naive, Backend::reference};
 
+// The GPU kernel backends: vendor libraries and our own kernels, tens of times faster on a GPU
+// than the portable Kokkos kernels. `auto` copies tensors to reach one (kattn::select).
+constexpr bool is_device_kernel(Backend b) {
+  return b == Backend::cudnn || b == Backend::cuda || b == Backend::hip;
+}
+
 std::string_view to_string(Backend b);
 // Accepts the names to_string prints ("auto", "reference", ...); nullopt for anything else.
 std::optional<Backend> parse_backend(std::string_view name);

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kokkosattn/layout_copies.hpp"
 #include "kokkosattn/registry.hpp"
 
 namespace kattn {
@@ -14,7 +15,10 @@ struct BackendVerdict {
   Backend backend;
   bool built = false;     // compiled into this library
   bool supported = false; // built and its support check passed
-  std::string reason;     // why not, when !supported
+  // Supported only through row-major copies of `copies` (LayoutCopy::available); `reason` then
+  // says why the tensors as given are refused.
+  LayoutCopies copies;
+  std::string reason; // why not, when !supported
   std::string description;
 };
 
@@ -26,25 +30,38 @@ struct Selection {
   std::string how;
   // `auto` only: why its order differed from preference_order for this problem (AutoOrder::rule).
   std::string order_rule;
+  // The tensors the run goes through row-major copies for (empty: the tensors as given). The
+  // backend must then be called on with_copies(p, copies) pointed at the copies.
+  LayoutCopies copies;
+  // Set when the chosen backend is a slow one on a GPU and a one-line change of the caller's
+  // tensors (dtype, layout) would reach a GPU kernel backend: what to change, and which backend.
+  std::string note;
 };
 
 // The backend requested for a run: options.backend unless KOKKOSATTN_BACKEND names one
 // (the variable overrides `auto` only; an explicit choice in the options wins).
 Backend requested_backend(const Options& o);
 
-// Validates, then picks: the first supporting backend in auto_order() for `auto`, or the
-// forced one. Throws InvalidArgument for invalid problems and Unsupported (listing every
-// reason) when the forced backend or every backend cannot serve the problem.
-Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x);
-Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x);
+// Validates, then picks: for `auto` the first backend in auto_order() that serves the tensors as
+// given; with LayoutCopy::available (and options.allow_layout_copies), when that backend is not a
+// GPU kernel backend (is_device_kernel) but an earlier one serves row-major copies of the
+// tensors, that one with copies. A forced backend runs as given, else with copies, else throws.
+// Throws InvalidArgument for invalid problems and Unsupported (listing every reason) when the
+// forced backend or every backend cannot serve the problem.
+Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x,
+                 LayoutCopy c = LayoutCopy::unavailable);
+Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x,
+                 LayoutCopy c = LayoutCopy::unavailable);
 
 // Every backend with its verdict, in the order `auto` tries them for this problem
 // (auto_order()); validates first.
 std::vector<BackendVerdict> explain(const Registry& r, const ForwardProblem& p,
-                                    const ExecContext& x);
+                                    const ExecContext& x, LayoutCopy c = LayoutCopy::unavailable);
 std::vector<BackendVerdict> explain(const Registry& r, const BackwardProblem& p,
-                                    const ExecContext& x);
+                                    const ExecContext& x, LayoutCopy c = LayoutCopy::unavailable);
 std::string format_explain(const std::vector<BackendVerdict>& v);
+// "backend=cuda (auto) through row-major copies of q, k, v, out" plus the note's line, if any.
+std::string format_selection(const Selection& s);
 
 // One line on stderr naming the backend and the problem when KOKKOSATTN_LOG is set (and not
 // "0"); `what` names the entry point ("forward", "sdpa", "plan", ...).

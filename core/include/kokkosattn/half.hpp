@@ -1,30 +1,33 @@
 // Bit-exact conversions between float and the 16-bit formats (IEEE binary16, bfloat16),
 // round-to-nearest-even, NaN preserved. Framework-free so host code and tests can read and
-// write fp16/bf16 buffers without Kokkos or CUDA headers.
+// write fp16/bf16 buffers without Kokkos or CUDA headers; host/device (KATTN_INLINE) because
+// Kokkos kernels use them where Kokkos has no 16-bit type of its own (bhalf_t on HIP, both on
+// host-only builds). __builtin_memcpy: std::memcpy is not callable from device code.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
+
+#include "kokkosattn/config.hpp"
 
 namespace kattn {
 
-inline std::uint32_t float_bits(float f) {
+KATTN_INLINE std::uint32_t float_bits(float f) {
   std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
+  __builtin_memcpy(&u, &f, sizeof u);
   return u;
 }
 
-inline float bits_float(std::uint32_t u) {
+KATTN_INLINE float bits_float(std::uint32_t u) {
   float f;
-  std::memcpy(&f, &u, sizeof f);
+  __builtin_memcpy(&f, &u, sizeof f);
   return f;
 }
 
-inline float bf16_to_float(std::uint16_t h) {
+KATTN_INLINE float bf16_to_float(std::uint16_t h) {
   return bits_float(static_cast<std::uint32_t>(h) << 16);
 }
 
-inline std::uint16_t float_to_bf16(float f) {
+KATTN_INLINE std::uint16_t float_to_bf16(float f) {
   const std::uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u)
     return static_cast<std::uint16_t>((u >> 16) | 0x40u); // quiet NaN
@@ -32,7 +35,7 @@ inline std::uint16_t float_to_bf16(float f) {
   return static_cast<std::uint16_t>((u + rounding) >> 16);
 }
 
-inline float f16_to_float(std::uint16_t h) {
+KATTN_INLINE float f16_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exp = (h >> 10) & 0x1fu;
   std::uint32_t man = h & 0x3ffu;
@@ -47,7 +50,7 @@ inline float f16_to_float(std::uint16_t h) {
   return sign ? -mag : mag;
 }
 
-inline std::uint16_t float_to_f16(float f) {
+KATTN_INLINE std::uint16_t float_to_f16(float f) {
   const std::uint32_t u = float_bits(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t a = u & 0x7fffffffu;

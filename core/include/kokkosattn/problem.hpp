@@ -35,6 +35,9 @@ struct Options {
   std::uint64_t dropout_offset = 0;
   bool deterministic = false; // backward: bitwise repeatable results
   Backend backend = Backend::automatic;
+  // The Kokkos front end may run a GPU kernel on row-major copies of q, k, v, out (and the
+  // gradients) when the Views' layout does not suit it (kattn::LayoutCopies). false: never copy.
+  bool allow_layout_copies = true;
 };
 
 // Per-tensor FP8 scaling factors (f32, shape [1], in the memory space of q). Only with q/k/v/out

@@ -3,11 +3,13 @@
 //   #include <KokkosAttn.hpp>
 //   KokkosAttn::sdpa(exec, q, k, v, out);                 // q [B,T,N,H] ... out [B,T,N,Hv]
 //   KokkosAttn::Plan plan(exec, q, k, v, out, options);   // choose once, execute many times
+//   std::cout << KokkosAttn::explain(exec, q, k, v, out);  // which backend would run, and why
 //
 // docs/semantics.md describes the semantics; kattn::Options / kattn::Extras the options.
 #pragma once
 
 #include "KokkosAttn_ExecContext.hpp"
+#include "KokkosAttn_Explain.hpp"
 #include "KokkosAttn_Plan.hpp"
 #include "KokkosAttn_Sdpa.hpp"
 #include "KokkosAttn_Tensor.hpp"

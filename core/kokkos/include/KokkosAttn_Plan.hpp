@@ -4,11 +4,13 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "KokkosAttn_ExecContext.hpp"
+#include "KokkosAttn_LayoutCopies.hpp"
 #include "KokkosAttn_Run.hpp"
 #include "KokkosAttn_Tensor.hpp"
 #include "kokkosattn/dispatch.hpp"
@@ -26,28 +28,28 @@ public:
   template <class QView, class KView, class VView, class OView>
   Plan(const ExecSpace& exec, const QView& q, const KView& k, const VView& v, const OView& out,
        const kattn::Options& options = {}, const kattn::Extras& extras = {})
-      : exec_(exec) {
-    check_views<QView, KView, VView, OView>(q, k, v, out);
-    planned_.q = as_tensor(q);
-    planned_.k = as_tensor(k);
-    planned_.v = as_tensor(v);
-    planned_.out = as_tensor(out);
-    planned_.options = options;
-    planned_.extras = extras;
+      : exec_(exec), planned_(Impl::forward_problem<ExecSpace>(q, k, v, out, options, extras)) {
     const kattn::ExecContext x = make_exec_context(exec_);
-    selection_ = kattn::select(kattn::default_registry(), planned_, x);
-    verdicts_ = kattn::explain(kattn::default_registry(), planned_, x);
+    selection_ =
+        kattn::select(kattn::default_registry(), planned_, x, kattn::LayoutCopy::available);
+    verdicts_ =
+        kattn::explain(kattn::default_registry(), planned_, x, kattn::LayoutCopy::available);
     kattn::log_selection("plan", selection_, planned_.q.dtype, x);
+    // Layout copies: the plan's own scratch, allocated now rather than in execute().
+    if (selection_.copies.any())
+      (void)scratch_->reserve(x, Impl::copy_scratch_bytes(selection_, planned_));
   }
 
   kattn::Backend backend() const { return selection_.impl->id(); }
   const kattn::Dims& dims() const { return selection_.dims; }
   const ExecSpace& execution_space() const { return exec_; }
 
-  // The chosen backend and how, then every backend's verdict for the planned problem.
+  // Tensors the plan runs through row-major copies (none when the Views suit the backend).
+  const kattn::LayoutCopies& layout_copies() const { return selection_.copies; }
+
+  // The chosen backend and how (with layout copies and notes), then every backend's verdict.
   std::string explain() const {
-    return "plan: backend=" + std::string(kattn::to_string(backend())) + " (" + selection_.how +
-           ")\n" + kattn::format_explain(verdicts_);
+    return "plan: " + kattn::format_selection(selection_) + "\n" + kattn::format_explain(verdicts_);
   }
 
   // Runs the planned backend on new Views, which must have the planned dtypes, extents, strides
@@ -63,7 +65,7 @@ public:
     const kattn::ExecContext x = make_exec_context(exec_);
     const kattn::BackendImpl& impl = *selection_.impl;
     Impl::run_in_region("KokkosAttn::Plan::execute", impl,
-                        [&] { impl.forward(p, selection_.dims, x); });
+                        [&] { Impl::run_forward(selection_, p, x, scratch_.get()); });
   }
 
 private:
@@ -106,6 +108,8 @@ private:
   kattn::ForwardProblem planned_;
   kattn::Selection selection_;
   std::vector<kattn::BackendVerdict> verdicts_;
+  // Shared by copies of the plan (which run on the same instance, in stream order).
+  std::shared_ptr<Impl::CopyScratch> scratch_ = std::make_shared<Impl::CopyScratch>();
 };
 
 } // namespace KokkosAttn

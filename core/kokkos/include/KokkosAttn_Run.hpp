@@ -6,10 +6,14 @@
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 
 #include <string>
+#include <type_traits>
 #include <utility>
+
+#include "KokkosAttn_Tensor.hpp"
 
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
+#include "kokkosattn/problem.hpp"
 
 namespace KokkosAttn::Impl {
 
@@ -32,6 +36,31 @@ inline void check_rank(int rank, const char* name) {
                                  ": expected a rank 4 View (batched [B, T|S, heads, dim]) or "
                                  "rank 3 View (packed varlen [tokens, heads, dim]), got rank " +
                                  std::to_string(rank));
+}
+
+// The forward problem of Views (checked at compile time, ranks at run time) and options.
+template <class ExecSpace, class QView, class KView, class VView, class OView>
+kattn::ForwardProblem forward_problem(const QView& q, const KView& k, const VView& v,
+                                      const OView& out, const kattn::Options& options,
+                                      const kattn::Extras& extras) {
+  check_view<ExecSpace, QView>();
+  check_view<ExecSpace, KView>();
+  check_view<ExecSpace, VView>();
+  check_view<ExecSpace, OView>();
+  static_assert(!std::is_const_v<typename OView::value_type>,
+                "KokkosAttn: out must be a View of non-const elements");
+  check_rank(static_cast<int>(q.rank()), "q");
+  check_rank(static_cast<int>(k.rank()), "k");
+  check_rank(static_cast<int>(v.rank()), "v");
+  check_rank(static_cast<int>(out.rank()), "out");
+  kattn::ForwardProblem p;
+  p.q = as_tensor(q);
+  p.k = as_tensor(k);
+  p.v = as_tensor(v);
+  p.out = as_tensor(out);
+  p.options = options;
+  p.extras = extras;
+  return p;
 }
 
 // Runs backend code inside a Kokkos profiling region named "<region>[<backend>]" (popped on

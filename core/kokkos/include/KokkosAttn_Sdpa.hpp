@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "KokkosAttn_ExecContext.hpp"
+#include "KokkosAttn_LayoutCopies.hpp"
 #include "KokkosAttn_Run.hpp"
 #include "KokkosAttn_Tensor.hpp"
 #include "kokkosattn/dispatch.hpp"
@@ -16,35 +17,46 @@
 
 namespace KokkosAttn {
 
+// The front end on a problem of raw tensors in memory `exec` reads (kattn::Tensor: pointers,
+// runtime dtypes, any strides), for callers without typed Views (a C API, the conformance
+// runner): what the View overloads below do once they have the tensors. Dispatch may use
+// layout copies; the work is enqueued on `exec` inside a KokkosAttn::sdpa[<backend>] region.
+template <class ExecSpace>
+void sdpa(const ExecSpace& exec, const kattn::ForwardProblem& p) {
+  static_assert(Kokkos::is_execution_space_v<ExecSpace>,
+                "KokkosAttn::sdpa: the first argument must be a Kokkos execution space instance");
+  const kattn::ExecContext x = make_exec_context(exec);
+  const kattn::Selection s =
+      kattn::select(kattn::default_registry(), p, x, kattn::LayoutCopy::available);
+  kattn::log_selection("sdpa", s, p.q.dtype, x);
+  Impl::run_in_region("KokkosAttn::sdpa", *s.impl, [&] { Impl::run_forward(s, p, x, nullptr); });
+}
+
+template <class ExecSpace>
+void sdpa_backward(const ExecSpace& exec, const kattn::BackwardProblem& p) {
+  static_assert(Kokkos::is_execution_space_v<ExecSpace>, "KokkosAttn::sdpa_backward: the first "
+                                                         "argument must be a Kokkos execution "
+                                                         "space instance");
+  const kattn::ExecContext x = make_exec_context(exec);
+  const kattn::Selection s =
+      kattn::select(kattn::default_registry(), p, x, kattn::LayoutCopy::available);
+  kattn::log_selection("sdpa_backward", s, p.forward.q.dtype, x);
+  Impl::run_in_region("KokkosAttn::sdpa_backward", *s.impl,
+                      [&] { Impl::run_backward(s, p, x, nullptr); });
+}
+
 // Forward: out = softmax(q k^T * scale [+ bias] [masked]) v, per docs/semantics.md.
 // Rank 4 Views: q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv], out [B, T, N, Hv].
 // Rank 3 Views (packed varlen, with extras.cu_seqlens_q/k): [tokens, heads, dim].
 // Optional tensors (bias, mask, lengths, lse output) go in `extras`, built with as_tensor().
+// Views of any layout: when the fastest backend for the problem needs head-dim stride 1 (the
+// GPU kernels do; LayoutLeft, CUDA's default, has not), q, k, v, out go through row-major
+// copies on `exec` (kattn::LayoutCopies; explain() and KOKKOSATTN_LOG=1 say so). Their scratch
+// is kept per (space, stream) for later calls; a Plan keeps its own.
 template <class ExecSpace, class QView, class KView, class VView, class OView>
 void sdpa(const ExecSpace& exec, const QView& q, const KView& k, const VView& v, const OView& out,
           const kattn::Options& options = {}, const kattn::Extras& extras = {}) {
-  Impl::check_view<ExecSpace, QView>();
-  Impl::check_view<ExecSpace, KView>();
-  Impl::check_view<ExecSpace, VView>();
-  Impl::check_view<ExecSpace, OView>();
-  static_assert(!std::is_const_v<typename OView::value_type>,
-                "KokkosAttn::sdpa: out must be a View of non-const elements");
-  Impl::check_rank(static_cast<int>(q.rank()), "q");
-  Impl::check_rank(static_cast<int>(k.rank()), "k");
-  Impl::check_rank(static_cast<int>(v.rank()), "v");
-  Impl::check_rank(static_cast<int>(out.rank()), "out");
-
-  kattn::ForwardProblem p;
-  p.q = as_tensor(q);
-  p.k = as_tensor(k);
-  p.v = as_tensor(v);
-  p.out = as_tensor(out);
-  p.options = options;
-  p.extras = extras;
-  const kattn::ExecContext x = make_exec_context(exec);
-  const kattn::Selection s = kattn::select(kattn::default_registry(), p, x);
-  kattn::log_selection("sdpa", s, p.q.dtype, x);
-  Impl::run_in_region("KokkosAttn::sdpa", *s.impl, [&] { s.impl->forward(p, s.dims, x); });
+  sdpa(exec, Impl::forward_problem<ExecSpace>(q, k, v, out, options, extras));
 }
 
 // Backward: dq, dk, dv (and dbias when given: same shape as extras.bias) from dout. `out` is the
@@ -88,11 +100,7 @@ void sdpa_backward(const ExecSpace& exec, const QView& q, const KView& k, const 
   p.dk = as_tensor(dk);
   p.dv = as_tensor(dv);
   p.dbias = dbias;
-  const kattn::ExecContext x = make_exec_context(exec);
-  const kattn::Selection s = kattn::select(kattn::default_registry(), p, x);
-  kattn::log_selection("sdpa_backward", s, p.forward.q.dtype, x);
-  Impl::run_in_region("KokkosAttn::sdpa_backward", *s.impl,
-                      [&] { s.impl->backward(p, s.dims, x); });
+  sdpa_backward(exec, p);
 }
 
 } // namespace KokkosAttn

@@ -1,0 +1,303 @@
+// The kernels behind copy_tensor (layout_copy.hpp), on raw elements of 1, 2, 4 or 8 bytes: the
+// copy moves bits and never converts. Tensors are taken as rank 4 (missing leading dimensions of
+// extent 1).
+//
+// Where the two tensors' fastest dimensions differ (LayoutLeft <-> LayoutRight) a team moves
+// 64 x 64 tiles (32 x 32 for 8-byte elements) through scratch: a tile's A axis runs along the
+// source's contiguous memory, its B axis along the destination's, so reads and writes are both
+// contiguous. Each axis merges the dimensions that continue its tensor's contiguous run
+// (LayoutLeft [B, T, N, H] with B = 2 is contiguous over (b, t) together: A = {B, T}); the other
+// ("outer") dimensions are fixed per tile. The offsets of a tile's A and B coordinates in both
+// tensors are computed once per team into scratch and serve the several outer coordinates the
+// team loops over; per element that leaves two adds and a scratch read, and each thread's loads
+// of a tile are in flight together. (docs/performance.md, "Layout copies", has the versions and
+// their bandwidth: about 1.3 TB/s on the H200 today, instruction-bound.)
+// Where both fastest dimensions agree, a team per coordinate of the other dimensions walks that
+// dimension with its threads.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace kattn::kokkos_common::detail {
+
+using Index = std::int64_t;
+
+// Plain arrays: the kernels index them on the device.
+template <class T>
+struct CopyArgs {
+  const T* src;
+  T* dst;
+  Index extent[4], src_stride[4], dst_stride[4];
+};
+
+// The dimension of extent > 1 with the smallest stride (3 when every extent is 1).
+inline int fastest(const Index* extent, const Index* stride, int skip = -1) {
+  int f = -1;
+  Index best = std::numeric_limits<Index>::max();
+  for (int d = 0; d < 4; ++d)
+    if (d != skip && extent[d] > 1 && stride[d] < best)
+      best = stride[d], f = d;
+  return f < 0 ? 3 : f;
+}
+
+// Up to four dimensions merged into one axis, fastest first, and the tile coordinate -> offset
+// map in both tensors.
+struct Axis {
+  int n = 0;
+  int dim[4] = {0, 0, 0, 0};
+  Index length = 1;
+
+  // `narrow`: every index and extent of this copy fits 32 bits, and so do these divisions.
+  KOKKOS_INLINE_FUNCTION void offsets(Index m, const Index* extent, const Index* s1,
+                                      const Index* s2, Index& o1, Index& o2,
+                                      bool narrow = false) const {
+    Index r1 = 0, r2 = 0; // in registers: o1, o2 may be team scratch
+    auto u = static_cast<std::uint32_t>(m);
+    for (int i = 0; i < n; ++i) {
+      const int d = dim[i];
+      Index c;
+      if (narrow) {
+        const auto e = static_cast<std::uint32_t>(extent[d]);
+        c = u % e;
+        u /= e;
+      } else {
+        c = m % extent[d];
+        m /= extent[d];
+      }
+      r1 += c * s1[d];
+      r2 += c * s2[d];
+    }
+    o1 = r1;
+    o2 = r2;
+  }
+};
+
+// From dimension `first`, the dimensions that continue a contiguous run in `stride` (the next
+// one's stride is this one's extent times its stride), not in `taken`, while the axis is shorter
+// than `enough`. Bits of `taken` are set for the chosen ones.
+inline Axis contiguous_axis(const Index* extent, const Index* stride, int first, unsigned& taken,
+                            Index enough) {
+  Axis a;
+  int d = first;
+  while (d >= 0) {
+    a.dim[a.n++] = d;
+    a.length *= extent[d];
+    taken |= 1u << d;
+    const Index next = extent[d] * stride[d];
+    d = -1;
+    if (a.length >= enough)
+      break;
+    for (int e = 0; e < 4; ++e)
+      if (!(taken & (1u << e)) && extent[e] > 1 && stride[e] == next)
+        d = e;
+  }
+  return a;
+}
+
+template <class ExecSpace, class T>
+struct TileCopy {
+  // 64 x 64 tiles; 32 x 32 for 8-byte elements, whose 64-tile (35 KB) exceeds the 32 KB of team
+  // scratch some host spaces give.
+  static constexpr int tile = sizeof(T) <= 4 ? 64 : 32;
+  static constexpr int pitch = tile + 1; // odd pitch: column reads hit distinct banks
+  // Elements a thread loads before it stores any: independent loads in flight. With one (the
+  // first version's loop) each thread waited a full memory latency per element: 0.7 TB/s on the
+  // H200. A team of `threads` (256 on GPUs) covers the tile in one pass of `per_thread` each.
+  static constexpr int threads = 512;
+  static constexpr int per_thread = tile * tile / threads;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Elems = Kokkos::View<T*, typename ExecSpace::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Offs = Kokkos::View<Index*, typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  CopyArgs<T> a;
+  Axis A, B, outer; // outer: the dimensions fixed per team
+  Index tiles_a, tiles_b, per_team, league0;
+  bool narrow; // every index and extent fits 32 bits
+
+  static std::size_t scratch_bytes() {
+    return Elems::shmem_size(tile * pitch) + Offs::shmem_size(4 * tile);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    Elems buf(m.team_scratch(0), tile * pitch);
+    Offs offs(m.team_scratch(0), 4 * tile);
+    Index* const a_src = offs.data();
+    Index* const a_dst = a_src + tile;
+    Index* const b_src = a_dst + tile;
+    Index* const b_dst = b_src + tile;
+    const int tid = m.team_rank(), nt = m.team_size();
+    // Every thread finds its team's tile itself (no serial section before the first barrier).
+    Index t = league0 + m.league_rank(), ta, tb;
+    if (narrow) {
+      auto u = static_cast<std::uint32_t>(t);
+      const auto na_ = static_cast<std::uint32_t>(tiles_a),
+                 nb_ = static_cast<std::uint32_t>(tiles_b);
+      ta = u % na_, u /= na_, tb = u % nb_, t = u / nb_;
+    } else {
+      ta = t % tiles_a, t /= tiles_a, tb = t % tiles_b, t /= tiles_b;
+    }
+    const Index a0 = ta * tile, b0 = tb * tile;
+    const int na = static_cast<int>(Kokkos::min(Index(tile), A.length - a0));
+    const int nb = static_cast<int>(Kokkos::min(Index(tile), B.length - b0));
+    for (int i = tid; i < 2 * tile; i += nt) {
+      if (i < tile && i < na)
+        A.offsets(a0 + i, a.extent, a.src_stride, a.dst_stride, a_src[i], a_dst[i], narrow);
+      else if (i >= tile && i - tile < nb)
+        B.offsets(b0 + i - tile, a.extent, a.src_stride, a.dst_stride, b_src[i - tile],
+                  b_dst[i - tile], narrow);
+    }
+    m.team_barrier();
+    // The same tile at `per_team` coordinates of the outer dimensions: the offset tables serve
+    // them all.
+    const Index oc_end = Kokkos::min((t + 1) * per_team, outer.length);
+    for (Index oc = t * per_team; oc < oc_end; ++oc) {
+      Index s0 = 0, d0 = 0;
+      outer.offsets(oc, a.extent, a.src_stride, a.dst_stride, s0, d0, narrow);
+      // Full tiles (all but the edges) on a team of `threads` without per-element conditions,
+      // so that the compiler issues a thread's loads together (with a predicate each it kept
+      // four in flight); edge tiles and host teams (one thread) take the guarded path.
+      const Copy c{a.src + s0, a.dst + d0, a_src, a_dst, b_src, b_dst, buf, tid, nt, na, nb};
+      if (na == tile && nb == tile && nt == threads)
+        c.template move<true>(m);
+      else
+        c.template move<false>(m);
+      m.team_barrier(); // before the next coordinate overwrites the tile
+    }
+  }
+
+  // A tile's two passes through scratch.
+  struct Copy {
+    const T* src;
+    T* dst;
+    const Index *a_src, *a_dst, *b_src, *b_dst;
+    Elems buf;
+    int tid, nt, na, nb;
+
+    KOKKOS_INLINE_FUNCTION bool in(int e, int i, int j) const {
+      return e < tile * tile && i < na && j < nb;
+    }
+
+    template <bool Full>
+    KOKKOS_INLINE_FUNCTION void move(const Member& m) const {
+      constexpr int n = tile * tile;
+      const int nthreads = Full ? threads : nt; // a constant: every e below is then < n
+      // Read: consecutive threads take consecutive A coordinates (the source's contiguous run).
+      for (int base = tid; base < n; base += nthreads * per_thread) {
+        T v[per_thread] = {}; // (g++ cannot see that each v[r] read was written)
+        for (int r = 0; r < per_thread; ++r) {
+          const int e = base + r * nthreads, i = e % tile, j = e / tile;
+          if (Full || in(e, i, j))
+            v[r] = src[a_src[i] + b_src[j]];
+        }
+        for (int r = 0; r < per_thread; ++r) {
+          const int e = base + r * nthreads, i = e % tile, j = e / tile;
+          if (Full || in(e, i, j))
+            buf(j * pitch + i) = v[r];
+        }
+      }
+      m.team_barrier();
+      // Write: consecutive threads take consecutive B coordinates (the destination's).
+      for (int base = tid; base < n; base += nthreads * per_thread) {
+        T v[per_thread] = {}; // (g++ cannot see that each v[r] read was written)
+        for (int r = 0; r < per_thread; ++r) {
+          const int e = base + r * nthreads, j = e % tile, i = e / tile;
+          if (Full || in(e, i, j))
+            v[r] = buf(j * pitch + i);
+        }
+        for (int r = 0; r < per_thread; ++r) {
+          const int e = base + r * nthreads, j = e % tile, i = e / tile;
+          if (Full || in(e, i, j))
+            dst[a_dst[i] + b_dst[j]] = v[r];
+        }
+      }
+    }
+  };
+};
+
+// Both tensors contiguous along dimension `f`: a team per coordinate of the other dimensions.
+template <class ExecSpace, class T>
+struct RowCopy {
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  CopyArgs<T> a;
+  int f;
+  Axis outer;
+  Index league0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    Index s0 = 0, d0 = 0;
+    outer.offsets(league0 + m.league_rank(), a.extent, a.src_stride, a.dst_stride, s0, d0);
+    const Index ss = a.src_stride[f], ds = a.dst_stride[f];
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, a.extent[f]),
+                         [&](const Index i) { a.dst[d0 + i * ds] = a.src[s0 + i * ss]; });
+  }
+};
+
+// The dimensions not in `taken`, as one axis (the teams' coordinates).
+inline Axis outer_axis(const Index* extent, unsigned taken) {
+  Axis o;
+  for (int d = 0; d < 4; ++d)
+    if (!(taken & (1u << d)) && extent[d] > 1) // extent 1: nothing to decompose
+      o.dim[o.n++] = d, o.length *= extent[d];
+  return o;
+}
+
+template <class Policy, class ExecSpace, class Kernel, class SetScratch>
+void launch_chunks(const ExecSpace& exec, const char* name, Kernel k, Index league, int threads,
+                   const SetScratch& scratch) {
+  constexpr bool on_host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  constexpr Index chunk = Index(1) << 30; // Kokkos league sizes are int
+  for (k.league0 = 0; k.league0 < league; k.league0 += chunk) {
+    const int teams = static_cast<int>(Kokkos::min(chunk, league - k.league0));
+    Policy policy(exec, teams, on_host ? 1 : threads);
+    scratch(policy);
+    Kokkos::parallel_for(name, policy, k);
+  }
+}
+
+template <class ExecSpace, class T>
+void copy_elements(const ExecSpace& exec, const CopyArgs<T>& a) {
+  if (a.extent[0] * a.extent[1] * a.extent[2] * a.extent[3] == 0)
+    return;
+  const int fa = fastest(a.extent, a.src_stride), fb = fastest(a.extent, a.dst_stride);
+  if (fa == fb) {
+    RowCopy<ExecSpace, T> k{a, fa, outer_axis(a.extent, 1u << fa), 0};
+    const int threads = a.extent[fa] >= 128 ? 128 : 32;
+    launch_chunks<Kokkos::TeamPolicy<ExecSpace>>(exec, "KokkosAttn::layout_copy", k, k.outer.length,
+                                                 threads, [](auto&) {});
+    return;
+  }
+  using Kernel = TileCopy<ExecSpace, T>;
+  unsigned taken = 0;
+  // B first takes its fastest dimension, so that A's run stops before it.
+  taken |= 1u << fb;
+  Axis A = contiguous_axis(a.extent, a.src_stride, fa, taken, Kernel::tile);
+  taken &= ~(1u << fb);
+  Axis B = contiguous_axis(a.extent, a.dst_stride, fb, taken, Kernel::tile);
+  Kernel k{a, A, B, outer_axis(a.extent, taken), 0, 0, 1, 0, false};
+  k.tiles_a = (A.length + Kernel::tile - 1) / Kernel::tile;
+  k.tiles_b = (B.length + Kernel::tile - 1) / Kernel::tile;
+  // Coordinates of the outer dimensions per team: enough teams for about two waves of the
+  // space's concurrency, the rest of the work looped inside a team (its setup paid once).
+  const Index tiles = k.tiles_a * k.tiles_b * k.outer.length;
+  const Index slots = Kokkos::max(Index(1), Index(exec.concurrency()) / Kernel::threads);
+  k.per_team = Kokkos::clamp((tiles + 2 * slots - 1) / (2 * slots), Index(1), Index(16));
+  const Index league = k.tiles_a * k.tiles_b * ((k.outer.length + k.per_team - 1) / k.per_team);
+  constexpr Index narrow_max = Index(1) << 31;
+  k.narrow = league < narrow_max && A.length < narrow_max && B.length < narrow_max &&
+             k.outer.length < narrow_max;
+  // Two teams of 512 per multiprocessor, 64 registers a thread, no spills. Three (40 registers,
+  // 32-72 bytes of stack) measured the same on the H200 (docs/performance.md).
+  const auto scratch = [](auto& policy) {
+    policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes()));
+  };
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::threads, 2>>;
+  launch_chunks<Policy>(exec, "KokkosAttn::layout_copy_transpose", k, league, Kernel::threads,
+                        scratch);
+}
+
+} // namespace kattn::kokkos_common::detail

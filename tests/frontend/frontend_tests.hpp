@@ -1,0 +1,402 @@
+// The Kokkos front end's tests, written once and compiled per execution space (Kokkos Kernels'
+// unit_test/backends pattern): Test_<Space>_FrontEnd.cpp defines
+//   KATTN_TEST_SPACE        the execution space type, e.g. Kokkos::Cuda
+//   KATTN_TEST_SPACE_NAME   its name in the test names, e.g. "Cuda"
+//   KATTN_TEST_FAST         1 where GPU kernel backends (cuda/cudnn/hip) serve this space's Views
+// and includes this file. On a device space the 16-bit Views must reach a GPU kernel backend,
+// LayoutLeft through layout copies; on host spaces the portable backend reads every layout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frontend/frontend_case.hpp"
+#include "kokkos_common/layout_copy.hpp"
+
+#define KATTN_FE_TEST(name) TEST_CASE("frontend[" KATTN_TEST_SPACE_NAME "]/" name)
+
+namespace kattn::test::frontend {
+
+using Space = KATTN_TEST_SPACE;
+constexpr bool fast_space = KATTN_TEST_FAST;
+
+// The 16-bit element types this build's Kokkos has (host-only builds alias them to float).
+#if !KOKKOS_HALF_T_IS_FLOAT && !KOKKOS_BHALF_T_IS_FLOAT
+constexpr bool have_16bit = true;
+using F16 = Kokkos::Experimental::half_t;
+using BF16 = Kokkos::Experimental::bhalf_t;
+#else
+constexpr bool have_16bit = false;
+using F16 = float;
+using BF16 = float;
+#endif
+// The element type the fast kernels take where there are any, else f32.
+using Fast = std::conditional_t<fast_space && have_16bit, BF16, float>;
+
+inline bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// One thread of `a` busy for a while (a dependent chain of ~2e8 FMAs: 0.1-1 s on a GPU).
+inline void spin(const Space& a, const Kokkos::View<double*, typename Space::memory_space>& sink) {
+  Kokkos::parallel_for(
+      "frontend_test::spin", Kokkos::RangePolicy<Space>(a, 0, 1), KOKKOS_LAMBDA(int) {
+        double s = 1;
+        for (long i = 0; i < 200000000L; ++i)
+          s = s * 1.0000001 + 1e-9;
+        sink(0) = s;
+      });
+}
+
+// Where a problem of element type T and layout L must run on this space.
+template <class T, class L>
+void check_route(const Outcome& r) {
+  INFO(r.explain);
+  constexpr bool sixteen = !std::is_same_v<T, float> && !std::is_same_v<T, double>;
+  if (fast_space && sixteen) {
+    CHECK(is_device_kernel(r.backend));
+    CHECK(r.copies == std::is_same_v<L, Left>); // LayoutLeft: head-dim stride B*T*N
+  } else {
+    CHECK(!is_device_kernel(r.backend));
+    CHECK(!r.copies);
+  }
+  if (fast_space && !sixteen) // f32/f64 on the GPU: portable, and explain() says what is faster
+    CHECK(has(r.explain, "note: "));
+}
+
+template <class T, class L>
+void dtype_layout_case(std::uint64_t seed) {
+  const Space exec;
+  const Outcome r = forward_case<T, L, Space>(exec, 2, 37, 53, 4, 2, 64, {}, seed);
+  report(r, std::string(L::name) + " seed " + std::to_string(seed));
+  check_route<T, L>(r);
+}
+
+template <class T>
+void all_layouts(std::uint64_t seed) {
+  dtype_layout_case<T, Right>(seed);
+  dtype_layout_case<T, Left>(seed + 10);
+  dtype_layout_case<T, Bnth>(seed + 20);
+}
+
+} // namespace kattn::test::frontend
+
+using namespace kattn;
+using namespace kattn::test::frontend;
+
+KATTN_FE_TEST("sdpa and Plan: f32 and f64 Views of every layout, GQA, odd lengths") {
+  all_layouts<float>(1);
+  all_layouts<double>(100);
+}
+
+KATTN_FE_TEST("sdpa and Plan: half_t and bhalf_t Views of every layout") {
+  if constexpr (!have_16bit) {
+    MESSAGE("skipped: this Kokkos aliases half_t and bhalf_t to float (host-only build)");
+  } else {
+    CHECK(
+        KokkosAttn::as_tensor(Kokkos::View<F16****, typename Space::memory_space>("h", 1, 1, 1, 8))
+            .dtype == DType::f16);
+    CHECK(
+        KokkosAttn::as_tensor(Kokkos::View<BF16****, typename Space::memory_space>("b", 1, 1, 1, 8))
+            .dtype == DType::bf16);
+    all_layouts<F16>(200);
+    all_layouts<BF16>(300);
+  }
+}
+
+KATTN_FE_TEST("masks: causal, bottom-right with fully masked rows, window, decode MQA") {
+  const Space exec;
+  Options causal;
+  causal.causal = true;
+  Options br = causal;
+  br.alignment = Alignment::bottom_right;
+  Options window;
+  window.window_left = 8;
+  window.window_right = 4;
+  report(forward_case<Fast, Left, Space>(exec, 2, 64, 64, 4, 2, 64, causal, 1), "causal");
+  // T > S bottom-right: the first T - S rows see no key (output 0, never NaN).
+  report(forward_case<Fast, Left, Space>(exec, 1, 80, 48, 4, 4, 64, br, 2), "bottom-right T > S");
+  report(forward_case<Fast, Right, Space>(exec, 2, 70, 70, 2, 1, 64, window, 3), "window");
+  // Decode: one query row over a cache, 8 query heads on one KV head.
+  report(forward_case<Fast, Left, Space>(exec, 3, 1, 100, 8, 1, 64, br, 4), "decode MQA");
+}
+
+KATTN_FE_TEST("head dims 96 and 128 through every layout") {
+  const Space exec;
+  for (std::int64_t H : {96, 128}) {
+    const Outcome l = forward_case<Fast, Left, Space>(exec, 1, 40, 72, 4, 2, H, {}, H);
+    report(l, "LayoutLeft H=" + std::to_string(H));
+    check_route<Fast, Left>(l);
+    const Outcome s = forward_case<Fast, Bnth, Space>(exec, 1, 40, 72, 4, 2, H, {}, H + 1);
+    report(s, "LayoutStride H=" + std::to_string(H));
+    check_route<Fast, Bnth>(s);
+  }
+}
+
+namespace {
+
+// Packed varlen: rank-3 [tokens, heads, dim] Views, cu_seqlens in the space's memory.
+template <class L>
+void varlen_case(std::uint64_t seed) {
+  using T = Fast;
+  const Space exec;
+  const std::vector<std::int32_t> cu_q = {0, 5, 22, 23}, cu_k = {0, 9, 12, 42};
+  const std::int64_t N = 4, K = 2, H = 64;
+  Tensor4<T, L, Space> q("q", {1, 23, N, H}, 3), k("k", {1, 42, K, H}, 3), v("v", {1, 42, K, H}, 3),
+      out("out", {1, 23, N, H}, 3);
+  const auto qv = q.randomize(seed), kv = k.randomize(seed + 1), vv = v.randomize(seed + 2);
+  out.poison();
+  using IV = Kokkos::View<std::int32_t*, typename Space::memory_space>;
+  IV dq("cu_q", cu_q.size()), dk("cu_k", cu_k.size());
+  Kokkos::deep_copy(dq,
+                    Kokkos::View<const std::int32_t*, Kokkos::HostSpace>(cu_q.data(), cu_q.size()));
+  Kokkos::deep_copy(dk,
+                    Kokkos::View<const std::int32_t*, Kokkos::HostSpace>(cu_k.data(), cu_k.size()));
+  Extras e;
+  e.cu_seqlens_q = KokkosAttn::as_tensor(dq);
+  e.cu_seqlens_k = KokkosAttn::as_tensor(dk);
+  e.max_seqlen_q = 17;
+  e.max_seqlen_k = 30;
+  Options o;
+  o.causal = true;
+  o.alignment = Alignment::bottom_right;
+  KokkosAttn::sdpa(exec, q.view3(), k.view3(), v.view3(), out.view3(), o, e);
+  exec.fence();
+  const auto ref = reference_forward({q.e, k.e, v.e, 3, cu_q, cu_k}, qv, kv, vv, o);
+  const double err = max_diff(out.download(), ref), tol = tolerance<T>(ref, 2, max_abs(vv));
+  INFO(std::string(L::name) << ": err " << err << " tol " << tol << "\n"
+                            << KokkosAttn::explain(exec, q.view3(), k.view3(), v.view3(),
+                                                   out.view3(), o, e));
+  CHECK(err <= tol);
+}
+
+} // namespace
+
+KATTN_FE_TEST("varlen: packed rank-3 Views with device offsets, LayoutRight and LayoutLeft") {
+  varlen_case<Right>(1);
+  varlen_case<Left>(2);
+}
+
+namespace {
+
+template <class Q, class K, class V, class O>
+ForwardProblem forward_of(const Q& q, const K& k, const V& v, const O& out, const Options& o,
+                          const Extras& e) {
+  return KokkosAttn::Impl::forward_problem<Space>(q.view(), k.view(), v.view(), out.view(), o, e);
+}
+
+template <class L>
+void backward_case(std::uint64_t seed) {
+  using T = Fast;
+  const Space exec;
+  const std::int64_t B = 2, T_ = 64, S = 64, N = 4, K = 2, H = 64;
+  Tensor4<T, L, Space> q("q", {B, T_, N, H}), k("k", {B, S, K, H}), v("v", {B, S, K, H}),
+      out("out", {B, T_, N, H}), dout("dout", {B, T_, N, H}), dq("dq", {B, T_, N, H}),
+      dk("dk", {B, S, K, H}), dv("dv", {B, S, K, H});
+  const auto qv = q.randomize(seed), kv = k.randomize(seed + 1), vv = v.randomize(seed + 2);
+  const auto dov = dout.randomize(seed + 3);
+  for (auto* g : {&dq, &dk, &dv})
+    g->poison();
+  Kokkos::View<float***, typename Space::memory_space> lse("lse", B, N, T_); // default layout
+  Extras e;
+  e.lse = KokkosAttn::as_tensor(lse);
+  Options o;
+  o.causal = true;
+  KokkosAttn::sdpa(exec, q.view(), k.view(), v.view(), out.view(), o, e);
+  KokkosAttn::sdpa_backward(exec, q.view(), k.view(), v.view(), out.view(), dout.view(), dq.view(),
+                            dk.view(), dv.view(), o, e);
+  exec.fence();
+
+  // The f64 reference backward on the same rounded inputs.
+  std::vector<double> rq = qv, rk = kv, rv = vv, rdo = dov, ro(qv.size());
+  std::vector<double> gq(qv.size()), gk(kv.size()), gv(vv.size());
+  BackwardProblem p;
+  p.forward.q = f64_tensor(rq, q.e, 4);
+  p.forward.k = f64_tensor(rk, k.e, 4);
+  p.forward.v = f64_tensor(rv, v.e, 4);
+  p.forward.out = f64_tensor(ro, out.e, 4);
+  p.forward.options = o;
+  p.dout = f64_tensor(rdo, dout.e, 4);
+  p.dq = f64_tensor(gq, dq.e, 4);
+  p.dk = f64_tensor(gk, dk.e, 4);
+  p.dv = f64_tensor(gv, dv.e, 4);
+  reference::backward(p, validate(p));
+
+  // What the backward ran: on a GPU a GPU kernel backend (cudnn), through layout copies of the
+  // LayoutLeft tensors and of the LSE (a Kokkos::View<float***> is LayoutLeft on GPUs too).
+  BackwardProblem bp;
+  bp.forward = forward_of(q, k, v, out, o, e);
+  bp.dout = KokkosAttn::as_tensor(dout.view());
+  bp.dq = KokkosAttn::as_tensor(dq.view());
+  bp.dk = KokkosAttn::as_tensor(dk.view());
+  bp.dv = KokkosAttn::as_tensor(dv.view());
+  const ExecContext x = KokkosAttn::make_exec_context(exec);
+  const Selection sel = select(default_registry(), bp, x, LayoutCopy::available);
+  const std::string how = format_selection(sel) + "\n" +
+                          format_explain(explain(default_registry(), bp, x, LayoutCopy::available));
+  MESSAGE(std::string(L::name) << " backward: " << how);
+  if (fast_space)
+    CHECK(is_device_kernel(sel.impl->id()));
+  const std::vector<double>* refs[] = {&gq, &gk, &gv};
+  Tensor4<T, L, Space>* got[] = {&dq, &dk, &dv};
+  const char* names[] = {"dq", "dk", "dv"};
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<double>& ref = *refs[i];
+    const double err = max_diff(got[i]->download(), ref);
+    const double tol = tolerance<T>(ref, 4, max_abs(ref)) + (std::is_same_v<T, double> ? 0 : 1e-5);
+    INFO(std::string(L::name) << " " << names[i] << ": err " << err << " tol " << tol << "\n"
+                              << how);
+    CHECK(err <= tol);
+  }
+}
+
+} // namespace
+
+KATTN_FE_TEST("sdpa_backward: gradients of LayoutRight and LayoutLeft Views") {
+  backward_case<Right>(1);
+  backward_case<Left>(11);
+}
+
+KATTN_FE_TEST("every Kokkos backend runs on this space: naive and portable forced") {
+  const Space exec;
+  for (Backend b : {Backend::naive, Backend::portable}) {
+    Options o;
+    o.backend = b;
+    const Outcome r = forward_case<float, Left, Space>(exec, 2, 19, 23, 4, 2, 32, o, 7);
+    report(r, std::string(to_string(b)));
+    CHECK(r.backend == b);
+  }
+}
+
+KATTN_FE_TEST("explain() names layout copies, and notes what a one-line View change would reach") {
+  const Space exec;
+  Tensor4<Fast, Left, Space> q("q", {1, 16, 2, 64}), k("k", {1, 16, 2, 64}), v("v", {1, 16, 2, 64}),
+      out("out", {1, 16, 2, 64});
+  const std::string e = KokkosAttn::explain(exec, q.view(), k.view(), v.view(), out.view());
+  INFO(e);
+  CHECK(has(e, "sdpa: backend="));
+  CHECK(has(e, "row-major copies of q, k, v, out") == fast_space);
+  Options no_copies;
+  no_copies.allow_layout_copies = false;
+  const std::string n =
+      KokkosAttn::explain(exec, q.view(), k.view(), v.view(), out.view(), no_copies);
+  INFO(n);
+  CHECK(!has(n, "ok through row-major copies"));
+  if (fast_space) // the portable backend runs them as given, and the note says what would not
+    CHECK((has(n, "note: ") && has(n, "row-major")));
+  if constexpr (fast_space) {
+    Tensor4<float, Right, Space> q32("q", {1, 16, 2, 64}), o32("o", {1, 16, 2, 64});
+    const std::string f = KokkosAttn::explain(exec, q32.view(), q32.view(), q32.view(), o32.view());
+    INFO(f);
+    CHECK(has(f, "backend=portable"));
+    CHECK((has(f, "note: ") && has(f, "bf16")));
+  }
+}
+
+KATTN_FE_TEST(
+    "layout copies: every element size between LayoutLeft, LayoutRight and LayoutStride") {
+  const Space exec;
+  const auto check = [&](auto tag, DType dt, std::uint64_t seed) {
+    using E = decltype(tag);
+    Tensor4<E, Left, Space> a("a", {3, 37, 5, 33});
+    Tensor4<E, Right, Space> b("b", {3, 37, 5, 33});
+    Tensor4<E, Bnth, Space> c("c", {3, 37, 5, 33});
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < a.host.extent(0); ++i)
+      a.host(i) = static_cast<E>(rng());
+    Kokkos::deep_copy(a.dev, a.host);
+    const auto tensor = [dt](const auto& t) {
+      Tensor x;
+      x.data = t.dev.data();
+      x.dtype = dt;
+      x.rank = 4;
+      x.extent = t.e;
+      x.stride = t.s;
+      x.space = KokkosAttn::Impl::memory_space_of<typename Space::memory_space>();
+      return x;
+    };
+    const ExecContext x = KokkosAttn::make_exec_context(exec);
+    kokkos_common::copy_tensor(x, tensor(a), tensor(b)); // transpose (fastest dims differ)
+    kokkos_common::copy_tensor(x, tensor(b), tensor(c)); // same fastest dim (head dim)
+    exec.fence();
+    Kokkos::deep_copy(b.host, b.dev);
+    Kokkos::deep_copy(c.host, c.dev);
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < a.numel(); ++i)
+      wrong += a.host(std::size_t(a.offset(i))) != b.host(std::size_t(b.offset(i))) ||
+               a.host(std::size_t(a.offset(i))) != c.host(std::size_t(c.offset(i)));
+    INFO(to_string(dt));
+    CHECK(wrong == 0);
+  };
+  check(std::uint8_t{}, DType::f8_e4m3, 1);
+  check(std::uint16_t{}, DType::bf16, 2);
+  check(std::uint32_t{}, DType::f32, 3);
+  check(std::uint64_t{}, DType::f64, 4);
+}
+
+KATTN_FE_TEST("two execution space instances: results on each, no hidden fences or syncs") {
+  const auto parts = Kokkos::Experimental::partition_space(Space(), 1, 1);
+  const Space& a = parts[0];
+  const Space& b = parts[1];
+  const std::int64_t B = 1, T_ = 256, N = 4, H = 64;
+  Tensor4<Fast, Left, Space> qa("qa", {B, T_, N, H}), oa("oa", {B, T_, N, H}),
+      qb("qb", {B, T_, N, H}), ob("ob", {B, T_, N, H});
+  const auto va = qa.randomize(1), vb = qb.randomize(2);
+  oa.poison();
+  ob.poison();
+  // Warm-up on both instances: graph builds, scratch allocation (which may synchronise).
+  KokkosAttn::sdpa(a, qa.view(), qa.view(), qa.view(), oa.view());
+  KokkosAttn::sdpa(b, qb.view(), qb.view(), qb.view(), ob.view());
+  a.fence();
+  b.fence();
+  oa.poison();
+  ob.poison();
+
+  static std::vector<std::uint32_t> fences;
+  fences.clear();
+  Kokkos::Tools::Experimental::set_begin_fence_callback(
+      [](const char*, std::uint32_t dev, std::uint64_t*) { fences.push_back(dev); });
+  KokkosAttn::sdpa(a, qa.view(), qa.view(), qa.view(), oa.view());
+  KokkosAttn::sdpa(b, qb.view(), qb.view(), qb.view(), ob.view());
+  Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr);
+  const std::string how = KokkosAttn::explain(b, qb.view(), qb.view(), qb.view(), ob.view());
+  INFO(how);
+  if (fast_space) {
+    CHECK(fences.empty()); // the GPU kernel path, layout copies included, never fences
+  } else {
+    // The Kokkos backends wait for their own instance only (to release temporaries).
+    const std::uint32_t ida = Kokkos::Tools::Experimental::device_id(a);
+    const std::uint32_t idb = Kokkos::Tools::Experimental::device_id(b);
+    for (std::uint32_t id : fences)
+      CHECK((id == ida || id == idb));
+  }
+  a.fence();
+  b.fence();
+  const Options none;
+  const auto ra = reference_forward({qa.e, qa.e, qa.e, 4, {}, {}}, va, va, va, none);
+  const auto rb = reference_forward({qb.e, qb.e, qb.e, 4, {}, {}}, vb, vb, vb, none);
+  CHECK(max_diff(oa.download(), ra) <= tolerance<Fast>(ra, 2, max_abs(va)));
+  CHECK(max_diff(ob.download(), rb) <= tolerance<Fast>(rb, 2, max_abs(vb)));
+
+  if constexpr (!Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible) {
+    // A call on b must not wait for a's work (a device-wide synchronisation would): while a
+    // spins for ~0.2-1 s, sdpa on b returns to the host at once.
+    Kokkos::View<double*, typename Space::memory_space> sink("sink", 1);
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    spin(a, sink);
+    a.fence();
+    const double t_spin = std::chrono::duration<double>(Clock::now() - t0).count();
+    spin(a, sink);
+    const auto t1 = Clock::now();
+    KokkosAttn::sdpa(b, qb.view(), qb.view(), qb.view(), ob.view());
+    const double t_call = std::chrono::duration<double>(Clock::now() - t1).count();
+    a.fence();
+    b.fence();
+    INFO("a spins " << t_spin << " s; sdpa on b returned after " << t_call << " s");
+    CHECK(t_spin > 0.05);
+    CHECK(t_call < 0.5 * t_spin);
+  }
+}
