@@ -7,8 +7,8 @@
 #   make conformance   every backend against the reference (report/conformance.json)
 #   make bench         CPU benchmarks: naive, portable, PyTorch CPU SDPA (report/bench.json)
 #   make hip           HIP gfx90a/gfx942 code objects + MFMA check (compile only)
-#   make device-configs  build against a CUDA and a HIP Kokkos from ../shared/third_party
-#                      (compile only without a GPU; part of `make test`)
+#   make device-configs  build against a CUDA and a HIP Kokkos from ../shared/third_party, and
+#                      a plain-CMake build outside the root (compile only; part of `make test`)
 #   make build         set up, configure and build
 #   make install-test  install to a temp prefix and build examples/ against it
 #   make format        clang-format all C++/CUDA sources in place
@@ -64,14 +64,17 @@ build: configure
 ctest: build
 	@$(IN_ROOT) ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j $(JOBS)
 
-# Then the CUDA and HIP Kokkos configurations (scripts/device-config.sh): compiled, and run only
-# where a GPU is present.
+# Then the device configurations, compiled (run only where a GPU is present): the CUDA and HIP
+# Kokkos ones in the root (scripts/device-config.sh) and a user's plain-CMake build against a CUDA
+# Kokkos with this machine's own toolchain, outside the root (scripts/plain-cmake-check.sh).
 test: ctest device-configs
 	@echo "make test: all tests passed"
 
-DEVICE_CONFIGS ?= cuda hip
+DEVICE_CONFIGS ?= cuda hip plain
 device-configs: setup
-	@for c in $(DEVICE_CONFIGS); do start=$$(date +%s); JOBS=$(JOBS) scripts/device-config.sh $$c; \
+	@for c in $(DEVICE_CONFIGS); do start=$$(date +%s); \
+	  if [[ $$c == plain ]]; then JOBS=$(JOBS) scripts/plain-cmake-check.sh; \
+	  else JOBS=$(JOBS) scripts/device-config.sh $$c; fi; \
 	  echo "make device-configs: $$c took $$(( $$(date +%s) - start )) s"; done
 
 install-test: build
@@ -106,7 +109,7 @@ shell: setup
 
 clean:
 	rm -rf --one-file-system $(BUILD_DIR) build-cuda build-bench build-hipcc build-kokkos-cuda \
-	  build-kokkos-hip install report
+	  build-kokkos-hip build-plain-cuda install report
 
 buildroot-clean:
 	@root=$$(scripts/buildroot-setup.sh --print-root); echo "removing $$root"; \

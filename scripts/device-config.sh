@@ -25,6 +25,10 @@ if [[ -z ${KOKKOSATTN_KOKKOS_SOURCE:-} && ! -f $repo/../shared/third_party/kokko
   log "SKIPPED: no Kokkos sources at ../shared/third_party (set KOKKOSATTN_KOKKOS_SOURCE)"
   exit 0
 fi
+if [[ $backend == cuda && ! -x /usr/local/cuda/bin/nvcc ]]; then
+  log "SKIPPED: no CUDA toolkit at /usr/local/cuda (the root uses the host's)"
+  exit 0
+fi
 build=${KOKKOSATTN_DEVICE_BUILD_PREFIX:-$repo/build-kokkos}-$backend
 jobs=${JOBS:-2}
 in_root() { KOKKOSATTN_SKIP_SETUP=1 "$here/in-root.sh" "$@"; }

@@ -21,6 +21,10 @@ if [[ -z ${KOKKOSATTN_KOKKOS_SOURCE:-} && ! -f $repo/../shared/third_party/kokko
   log "SKIPPED: no Kokkos sources at ../shared/third_party (set KOKKOSATTN_KOKKOS_SOURCE)"
   exit 0
 fi
+if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  log "SKIPPED: no CUDA toolkit at /usr/local/cuda"
+  exit 0
+fi
 for tool in g++ cmake /usr/local/cuda/bin/nvcc; do
   command -v "$tool" >/dev/null || die "$tool not found on this machine"
 done
