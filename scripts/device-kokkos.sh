@@ -102,10 +102,12 @@ if [[ ${KOKKOSATTN_IN_ROOT:-0} == 1 ]]; then
 fi
 [[ $host == 1 ]] || "$here/buildroot-setup.sh" --quiet || die "build root setup failed"
 cc_version=$(compiler_version 2>/dev/null) ||
-  die "could not run the $backend compiler ($([[ $host == 1 ]] && echo host || echo build root))"
+  die "could not run the $backend compiler (host=$host)"
 key=$(printf '%s\n' "$source_sha" "$patch_sha" "$backend" "$arch" "$cc_version" "$host" "$recipe" |
   sha256sum | cut -c1-12)
-entry=kokkos-$backend-${arch,,}$([[ $host == 1 ]] && echo -host)-$key
+suffix=
+[[ $host == 0 ]] || suffix=-host
+entry=kokkos-$backend-${arch,,}$suffix-$key
 
 if prefix=$(deps_find "$entry"); then
   log "cached: $prefix"
@@ -145,7 +147,9 @@ prefix=$cache/$entry
 rm -rf --one-file-system "$prefix"
 mkdir -p "$prefix/bin"
 generator=Ninja
-[[ $host == 1 ]] && ! command -v ninja >/dev/null && generator="Unix Makefiles"
+if [[ $host == 1 ]] && ! command -v ninja >/dev/null; then
+  generator="Unix Makefiles"
+fi
 opts=(-G "$generator" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DCMAKE_CXX_STANDARD=20
   -DCMAKE_CXX_EXTENSIONS=OFF -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_TESTS=OFF
   -DKokkos_ENABLE_EXAMPLES=OFF "-DKokkos_ARCH_$arch=ON" "-DCMAKE_INSTALL_PREFIX=$prefix")
