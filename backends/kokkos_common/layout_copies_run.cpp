@@ -21,7 +21,8 @@ using kattn::LayoutCopies;
 
 // Each copy starts on a 256-byte boundary (what cudaMalloc returns; TMA and cuDNN need 16).
 constexpr std::size_t align = 256;
-std::size_t aligned(std::size_t n) {
+std::size_t copy_bytes(const kattn::Tensor& t) {
+  const std::size_t n = static_cast<std::size_t>(t.numel()) * kattn::size_bytes(t.dtype);
   return (n + align - 1) / align * align;
 }
 
@@ -29,10 +30,8 @@ template <class Problem>
 std::size_t bytes_of(const kattn::Selection& s, const Problem& p) {
   std::size_t total = 0;
   for (int r = 0; r < LayoutCopies::count; ++r)
-    if (const auto role = static_cast<LayoutCopies::Role>(r); s.copies.has(role)) {
-      const kattn::Tensor& t = *kattn::tensor_of(p, role);
-      total += aligned(static_cast<std::size_t>(t.numel()) * kattn::size_bytes(t.dtype));
-    }
+    if (const auto role = static_cast<LayoutCopies::Role>(r); s.copies.has(role))
+      total += copy_bytes(*kattn::tensor_of(p, role));
   return total;
 }
 
@@ -66,7 +65,7 @@ void run_with_copies(const kattn::Selection& s, const Problem& p, const kattn::E
     if (const auto role = static_cast<LayoutCopies::Role>(r); s.copies.has(role)) {
       kattn::Tensor& t = *kattn::tensor_of(c, role);
       t.data = base + offset;
-      offset += aligned(static_cast<std::size_t>(t.numel()) * kattn::size_bytes(t.dtype));
+      offset += copy_bytes(t);
       if (!LayoutCopies::is_output(role, backward))
         kattn::kokkos_common::copy_tensor(x, *kattn::tensor_of(p, role), t);
     }

@@ -34,11 +34,11 @@ struct CopyArgs {
 };
 
 // The dimension of extent > 1 with the smallest stride (3 when every extent is 1).
-inline int fastest(const Index* extent, const Index* stride, int skip = -1) {
+inline int fastest(const Index* extent, const Index* stride) {
   int f = -1;
   Index best = std::numeric_limits<Index>::max();
   for (int d = 0; d < 4; ++d)
-    if (d != skip && extent[d] > 1 && stride[d] < best)
+    if (extent[d] > 1 && stride[d] < best)
       best = stride[d], f = d;
   return f < 0 ? 3 : f;
 }
@@ -105,7 +105,7 @@ struct TileCopy {
   static constexpr int pitch = tile + 1; // odd pitch: column reads hit distinct banks
   // Elements a thread loads before it stores any: independent loads in flight. With one (the
   // first version's loop) each thread waited a full memory latency per element: 0.7 TB/s on the
-  // H200. A team of `threads` (256 on GPUs) covers the tile in one pass of `per_thread` each.
+  // H200. A team of `threads` covers the tile in one pass of `per_thread` each.
   static constexpr int threads = 512;
   static constexpr int per_thread = tile * tile / threads;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;

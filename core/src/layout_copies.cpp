@@ -3,18 +3,14 @@
 namespace kattn {
 namespace {
 
-constexpr LayoutCopies::Role forward_roles[] = {LayoutCopies::q, LayoutCopies::k, LayoutCopies::v,
-                                                LayoutCopies::out, LayoutCopies::lse};
-constexpr LayoutCopies::Role backward_roles[] = {
-    LayoutCopies::q,    LayoutCopies::k,  LayoutCopies::v,  LayoutCopies::out, LayoutCopies::lse,
-    LayoutCopies::dout, LayoutCopies::dq, LayoutCopies::dk, LayoutCopies::dv};
-
-template <class Problem, class Roles>
-LayoutCopies copies_of(const Problem& p, const Roles& roles) {
+template <class Problem>
+LayoutCopies copies_of(const Problem& p) {
   LayoutCopies c;
-  for (LayoutCopies::Role r : roles)
-    if (const Tensor* t = tensor_of(p, r); t != nullptr && t->defined() && !is_row_major(*t))
-      c.add(r);
+  for (int r = 0; r < LayoutCopies::count; ++r) {
+    const auto role = static_cast<LayoutCopies::Role>(r);
+    if (const Tensor* t = tensor_of(p, role); t != nullptr && t->defined() && !is_row_major(*t))
+      c.add(role);
+  }
   return c;
 }
 
@@ -43,29 +39,6 @@ std::string LayoutCopies::names() const {
     if (has(static_cast<Role>(r)))
       s += (s.empty() ? "" : ", ") + std::string(name(static_cast<Role>(r)));
   return s;
-}
-
-bool is_row_major(const Tensor& t) {
-  std::int64_t want = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    const auto i = static_cast<std::size_t>(d);
-    // Extent-1 dimensions may carry any stride (Kokkos gives them the next one's product).
-    if (t.extent[i] != 1 && t.stride[i] != want)
-      return false;
-    want *= t.extent[i];
-  }
-  return true;
-}
-
-Tensor row_major_like(const Tensor& t, void* data) {
-  Tensor r = t;
-  r.data = data;
-  std::int64_t s = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    r.stride[static_cast<std::size_t>(d)] = s;
-    s *= t.extent[static_cast<std::size_t>(d)];
-  }
-  return r;
 }
 
 const Tensor* tensor_of(const ForwardProblem& p, LayoutCopies::Role r) {
@@ -108,10 +81,10 @@ Tensor* tensor_of(BackwardProblem& p, LayoutCopies::Role r) {
 }
 
 LayoutCopies copies_for(const ForwardProblem& p) {
-  return copies_of(p, forward_roles);
+  return copies_of(p);
 }
 LayoutCopies copies_for(const BackwardProblem& p) {
-  return copies_of(p, backward_roles);
+  return copies_of(p);
 }
 
 ForwardProblem with_copies(const ForwardProblem& p, LayoutCopies c) {

@@ -44,10 +44,11 @@ Backend requested_backend(const Options& o);
 
 // Validates, then picks: for `auto` the first backend in auto_order() that serves the tensors as
 // given; with LayoutCopy::available (and options.allow_layout_copies), when that backend is not a
-// GPU kernel backend (is_device_kernel) but an earlier one serves row-major copies of the
-// tensors, that one with copies. A forced backend runs as given, else with copies, else throws.
-// Throws InvalidArgument for invalid problems and Unsupported (listing every reason) when the
-// forced backend or every backend cannot serve the problem.
+// GPU kernel backend (is_device_kernel), the first GPU kernel backend that serves row-major
+// copies of the tensors (in the order for the copied problem), with copies. A forced backend runs
+// as given, else with copies, else throws. Throws InvalidArgument for invalid problems and
+// Unsupported (listing every reason) when the forced backend or every backend cannot serve the
+// problem.
 Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x,
                  LayoutCopy c = LayoutCopy::unavailable);
 Selection select(const Registry& r, const BackwardProblem& p, const ExecContext& x,

@@ -34,11 +34,9 @@ struct LayoutCopies {
   std::string names() const; // "q, k, v, out"
 };
 
-// Dense row-major strides for the tensor's extents (what a LayoutRight View has).
-bool is_row_major(const Tensor& t);
-Tensor row_major_like(const Tensor& t, void* data);
-
-// The main tensors of a problem by role (nullptr where the problem has no such tensor).
+// The main tensors of a problem by role (nullptr where the problem has no such tensor: a
+// forward has no gradients). Row-major tests and strides: is_row_major, row_major_like
+// (tensor.hpp).
 const Tensor* tensor_of(const ForwardProblem& p, LayoutCopies::Role r);
 const Tensor* tensor_of(const BackwardProblem& p, LayoutCopies::Role r);
 Tensor* tensor_of(ForwardProblem& p, LayoutCopies::Role r);

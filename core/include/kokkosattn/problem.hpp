@@ -35,7 +35,7 @@ struct Options {
   std::uint64_t dropout_offset = 0;
   bool deterministic = false; // backward: bitwise repeatable results
   Backend backend = Backend::automatic;
-  // The Kokkos front end may run a GPU kernel on row-major copies of q, k, v, out (and the
+  // The Kokkos front end may run a GPU kernel on row-major copies of q, k, v, out, lse (and the
   // gradients) when the Views' layout does not suit it (kattn::LayoutCopies). false: never copy.
   bool allow_layout_copies = true;
 };

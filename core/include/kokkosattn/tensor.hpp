@@ -38,4 +38,9 @@ struct Tensor {
   std::string stride_string() const;
 };
 
+// Dense row-major ("LayoutRight") strides for the tensor's extents: what a LayoutRight View has.
+bool is_row_major(const Tensor& t);
+// `t` with those strides, pointing at `data`.
+Tensor row_major_like(const Tensor& t, void* data);
+
 } // namespace kattn

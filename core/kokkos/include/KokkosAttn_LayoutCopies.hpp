@@ -22,7 +22,6 @@ public:
   // At least `bytes` for runs on `x`; the returned handle keeps the buffer alive while a run
   // uses it, even if a later call on another thread grows the scratch.
   std::shared_ptr<void> reserve(const kattn::ExecContext& x, std::size_t bytes);
-  std::size_t capacity() const { return bytes_; }
 
 private:
   std::shared_ptr<void> buffer_; // holds a Kokkos::View of the space's memory
