@@ -31,3 +31,26 @@ deps_writable_cache() {
   done < <(deps_caches)
   return 1
 }
+
+# deps_check_configured BUILD_DIR KOKKOS_ROOT [CACHE_ENTRY=VALUE...]: fails unless BUILD_DIR's
+# CMake cache found Kokkos under KOKKOS_ROOT and holds each CACHE_ENTRY=VALUE. A tree configured
+# earlier keeps its cached Kokkos_DIR whatever Kokkos_ROOT says now (seen: a "cuda" tree holding
+# the host's Kokkos built without a line of CUDA and reported OK).
+deps_check_configured() {
+  local build=$1 root=$2 cache=$1/CMakeCache.txt want got
+  shift 2
+  got=$(sed -n 's/^Kokkos_DIR:[A-Z]*=//p' "$cache")
+  [[ $got == "$root"/* ]] || {
+    printf 'ERROR: %s found Kokkos at %s, not under %s (delete the tree or its CMakeCache.txt)\n' \
+      "$build" "${got:-nothing}" "$root" >&2
+    return 1
+  }
+  for want in "$@"; do
+    got=$(sed -n "s/^${want%%=*}:[A-Z]*=//p" "$cache")
+    [[ $got == "${want#*=}" ]] || {
+      printf 'ERROR: %s has %s=%s, expected %s\n' "$build" "${want%%=*}" "${got:-unset}" \
+        "${want#*=}" >&2
+      return 1
+    }
+  done
+}

@@ -32,6 +32,7 @@ fi
 build=${KOKKOSATTN_DEVICE_BUILD_PREFIX:-$repo/build-kokkos}-$backend
 jobs=${JOBS:-2}
 in_root() { KOKKOSATTN_SKIP_SETUP=1 "$here/in-root.sh" "$@"; }
+source "$here/deps-cache.sh"
 
 t0=$SECONDS
 kokkos=$("$here/device-kokkos.sh" --backend "$backend")
@@ -50,9 +51,17 @@ else
 fi
 
 mkdir -p "$build"
+# CMake keeps a cached Kokkos_DIR whatever Kokkos_ROOT says: start afresh when it is another's.
+if [[ -f $build/CMakeCache.txt ]] && ! deps_check_configured "$build" "$kokkos" 2>/dev/null; then
+  log "$build was configured against another Kokkos: removing its CMakeCache.txt"
+  rm -f "$build/CMakeCache.txt"
+fi
 log "configuring $build against $kokkos"
 in_root env "${env[@]}" cmake "${args[@]}" >"$build/device-config-configure.log" 2>&1 ||
   { tail -n 40 "$build/device-config-configure.log" >&2; die "configure failed (log: $build/device-config-configure.log)"; }
+if [[ $backend == cuda ]]; then expect=(KokkosAttn_ENABLE_CUDA=ON KokkosAttn_ENABLE_TPL_CUDNN=ON)
+else expect=(KokkosAttn_ENABLE_HIP=ON); fi
+deps_check_configured "$build" "$kokkos" "${expect[@]}" || die "configured against the wrong Kokkos"
 log "building ($jobs jobs)"
 t1=$SECONDS
 in_root env "${env[@]}" cmake --build "$build" -j "$jobs" ||

@@ -63,6 +63,8 @@ cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DKokkosAttn_CUDNN_FRONTEND_DIR="$fe" -DKokkosAttn_ENABLE_TESTS=OFF \
   -DKokkosAttn_ENABLE_EXAMPLES=ON >"$build/plain-configure.log" 2>&1 ||
   { tail -n 40 "$build/plain-configure.log" >&2; die "configure failed"; }
+deps_check_configured "$build" "$kokkos" KokkosAttn_ENABLE_CUDA=ON KokkosAttn_ENABLE_TPL_CUDNN=ON ||
+  die "configured against the wrong Kokkos"
 cmake --build "$build" -j "$jobs" || die "build failed"
 prefix=$build/install-prefix
 rm -rf "$prefix"
