@@ -219,6 +219,154 @@ struct TileCopy {
   };
 };
 
+// The same transpose with 16-byte accesses on both sides, for 2- and 4-byte elements (8 or 4 to a
+// vector) where whole 64 x 64 tiles tile both axes and every vector is aligned (vector_ok).
+// Reads take 16 bytes along A, writes 16 bytes along B; the tile's 16-byte chunks are swizzled
+// (chunk c of row j sits at c ^ (j / W)) so the column reads of the write pass hit distinct banks.
+template <class ExecSpace, class T>
+struct VecTileCopy {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "16-bit and 32-bit elements only");
+  static constexpr int tile = 64, W = 16 / static_cast<int>(sizeof(T)), C = tile / W;
+  static constexpr int threads = 512, vectors = tile * tile / W;
+  struct alignas(16) Vec {
+    std::uint64_t lo, hi;
+  };
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Offs = Kokkos::View<Index*, typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  CopyArgs<T> a;
+  Axis A, B, outer;
+  Index tiles_a, tiles_b, per_team, league0;
+  bool narrow;
+
+  // The tile as 8-byte words: team scratch is 8-byte aligned (a pointer aligned by integer
+  // arithmetic would lose its shared address space: generic loads and stores in the SASS).
+  using Words = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int words = tile * tile * static_cast<int>(sizeof(T)) / 8;
+
+  static std::size_t scratch_bytes() {
+    return Words::shmem_size(words) + Offs::shmem_size(2 * tile);
+  }
+
+  KOKKOS_INLINE_FUNCTION static int chunk(int c, int row) { return c ^ ((row / W) % C); }
+
+  // 16-byte global accesses: one vector load or store on the device (the pointers are 16-byte
+  // aligned: vector_ok), memcpy on the host (no aliasing of T through another type).
+  KOKKOS_INLINE_FUNCTION static Vec load(const T* p) {
+    Vec x;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    const ulonglong2 u = *reinterpret_cast<const ulonglong2*>(p);
+    x.lo = u.x;
+    x.hi = u.y;
+#else
+    __builtin_memcpy(&x, p, 16);
+#endif
+    return x;
+  }
+  KOKKOS_INLINE_FUNCTION static void store(T* p, const Vec& x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    *reinterpret_cast<ulonglong2*>(p) = make_ulonglong2(x.lo, x.hi);
+#else
+    __builtin_memcpy(p, &x, 16);
+#endif
+  }
+  // W elements, lowest address first, as the 16 bytes they occupy (little-endian).
+  KOKKOS_INLINE_FUNCTION static Vec pack(const T* e) {
+    constexpr int bits = 8 * static_cast<int>(sizeof(T)), half = W / 2;
+    Vec x{0, 0};
+    for (int r = 0; r < half; ++r) {
+      x.lo |= std::uint64_t(e[r]) << (bits * r);
+      x.hi |= std::uint64_t(e[r + half]) << (bits * r);
+    }
+    return x;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    Words tile_words(m.team_scratch(0), words);
+    T* const buf = reinterpret_cast<T*>(tile_words.data());
+    Offs offs(m.team_scratch(0), 2 * tile);
+    Index* const a_dst = offs.data();
+    Index* const b_src = a_dst + tile;
+    const int tid = m.team_rank(), nt = m.team_size();
+    Index t = league0 + m.league_rank(), ta, tb;
+    if (narrow) {
+      auto u = static_cast<std::uint32_t>(t);
+      const auto na_ = static_cast<std::uint32_t>(tiles_a),
+                 nb_ = static_cast<std::uint32_t>(tiles_b);
+      ta = u % na_, u /= na_, tb = u % nb_, t = u / nb_;
+    } else {
+      ta = t % tiles_a, t /= tiles_a, tb = t % tiles_b, t /= tiles_b;
+    }
+    const Index a0 = ta * tile, b0 = tb * tile;
+    Index unused = 0;
+    for (int i = tid; i < 2 * tile; i += nt) {
+      if (i < tile)
+        A.offsets(a0 + i, a.extent, a.src_stride, a.dst_stride, unused, a_dst[i], narrow);
+      else
+        B.offsets(b0 + i - tile, a.extent, a.src_stride, a.dst_stride, b_src[i - tile], unused,
+                  narrow);
+    }
+    m.team_barrier();
+    const Index oc_end = Kokkos::min((t + 1) * per_team, outer.length);
+    for (Index oc = t * per_team; oc < oc_end; ++oc) {
+      Index s0 = 0, d0 = 0;
+      outer.offsets(oc, a.extent, a.src_stride, a.dst_stride, s0, d0, narrow);
+      // A is linear with stride 1 in the source, B in the destination (vector_ok).
+      const T* const src = a.src + s0 + a0;
+      T* const dst = a.dst + d0 + b0;
+      for (int v = tid; v < vectors; v += nt) {
+        const int c = v % C, j = v / C;
+        const Vec x = load(src + b_src[j] + c * W);
+        std::uint64_t* const w = tile_words.data() + (j * tile + chunk(c, j) * W) / (8 / sizeof(T));
+        w[0] = x.lo; // two 8-byte stores: the tile is 8-byte aligned
+        w[1] = x.hi;
+      }
+      m.team_barrier();
+      for (int v = tid; v < vectors; v += nt) {
+        const int cb = v % C, i = v / C;
+        T e[W];
+        for (int r = 0; r < W; ++r) {
+          const int row = cb * W + r;
+          e[r] = buf[row * tile + chunk(i / W, row) * W + i % W];
+        }
+        store(dst + a_dst[i] + cb * W, pack(e));
+      }
+      m.team_barrier();
+    }
+  }
+};
+
+// Whether VecTileCopy serves a copy: whole tiles on both axes, each axis linear with stride 1 in
+// its tensor, and every 16-byte vector aligned (both pointers, and every stride outside an axis a
+// multiple of the vector's elements).
+template <class T>
+bool vector_ok(const CopyArgs<T>& a, const Axis& A, const Axis& B) {
+  if constexpr (sizeof(T) != 2 && sizeof(T) != 4) {
+    return false;
+  } else {
+    constexpr int W = 16 / static_cast<int>(sizeof(T));
+    if (A.length % 64 || B.length % 64 || a.src_stride[A.dim[0]] != 1 ||
+        a.dst_stride[B.dim[0]] != 1 || reinterpret_cast<std::uintptr_t>(a.src) % 16 ||
+        reinterpret_cast<std::uintptr_t>(a.dst) % 16)
+      return false;
+    const auto in = [](const Axis& x, int d) {
+      for (int i = 0; i < x.n; ++i)
+        if (x.dim[i] == d)
+          return true;
+      return false;
+    };
+    for (int d = 0; d < 4; ++d) {
+      if (a.extent[d] <= 1)
+        continue;
+      if ((!in(A, d) && a.src_stride[d] % W) || (!in(B, d) && a.dst_stride[d] % W))
+        return false;
+    }
+    return true;
+  }
+}
+
 // Both tensors contiguous along dimension `f`: a team per coordinate of the other dimensions.
 template <class ExecSpace, class T>
 struct RowCopy {
@@ -290,6 +438,17 @@ void copy_elements(const ExecSpace& exec, const CopyArgs<T>& a) {
   constexpr Index narrow_max = Index(1) << 31;
   k.narrow = league < narrow_max && A.length < narrow_max && B.length < narrow_max &&
              k.outer.length < narrow_max;
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+    if (vector_ok(a, A, B)) {
+      using Vk = VecTileCopy<ExecSpace, T>;
+      const Vk v{a, A, B, k.outer, k.tiles_a, k.tiles_b, k.per_team, 0, k.narrow};
+      using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Vk::threads, 2>>;
+      launch_chunks<Policy>(
+          exec, "KokkosAttn::layout_copy_transpose16", v, league, Vk::threads,
+          [](auto& policy) { policy.set_scratch_size(0, Kokkos::PerTeam(Vk::scratch_bytes())); });
+      return;
+    }
+  }
   // Two teams of 512 per multiprocessor, 64 registers a thread, no spills. Three (40 registers,
   // 32-72 bytes of stack) measured the same on the H200 (docs/performance.md).
   const auto scratch = [](auto& policy) {

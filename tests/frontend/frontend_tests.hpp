@@ -7,6 +7,8 @@
 // LayoutLeft through layout copies; on host spaces the portable backend reads every layout.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -298,15 +300,22 @@ KATTN_FE_TEST("explain() names layout copies, and notes what a one-line View cha
 KATTN_FE_TEST(
     "layout copies: every element size between LayoutLeft, LayoutRight and LayoutStride") {
   const Space exec;
-  const auto check = [&](auto tag, DType dt, std::uint64_t seed) {
+  // Which copy kernels ran (Kokkos Tools kernel names).
+  static std::vector<std::string> kernels;
+  Kokkos::Tools::Experimental::set_begin_parallel_for_callback(
+      [](const char* name, std::uint32_t, std::uint64_t*) { kernels.emplace_back(name); });
+  const auto check = [&](auto tag, DType dt, std::uint64_t seed, std::array<std::int64_t, 4> e) {
     using E = decltype(tag);
-    Tensor4<E, Left, Space> a("a", {3, 37, 5, 33});
-    Tensor4<E, Right, Space> b("b", {3, 37, 5, 33});
-    Tensor4<E, Bnth, Space> c("c", {3, 37, 5, 33});
+    Tensor4<E, Left, Space> a("a", e);
+    Tensor4<E, Right, Space> b("b", e), d("d", e);
+    Tensor4<E, Bnth, Space> c("c", e);
     std::mt19937_64 rng(seed);
     for (std::size_t i = 0; i < a.host.extent(0); ++i)
       a.host(i) = static_cast<E>(rng());
     Kokkos::deep_copy(a.dev, a.host);
+    std::vector<E> orig(std::size_t(a.numel())); // a's logical values (a is overwritten below)
+    for (std::int64_t i = 0; i < a.numel(); ++i)
+      orig[std::size_t(i)] = a.host(std::size_t(a.offset(i)));
     const auto tensor = [dt](const auto& t) {
       Tensor x;
       x.data = t.dev.data();
@@ -320,20 +329,34 @@ KATTN_FE_TEST(
     const ExecContext x = KokkosAttn::make_exec_context(exec);
     kokkos_common::copy_tensor(x, tensor(a), tensor(b)); // transpose (fastest dims differ)
     kokkos_common::copy_tensor(x, tensor(b), tensor(c)); // same fastest dim (head dim)
+    kokkos_common::copy_tensor(x, tensor(c), tensor(a)); // and back to LayoutLeft
+    kokkos_common::copy_tensor(x, tensor(a), tensor(d));
     exec.fence();
     Kokkos::deep_copy(b.host, b.dev);
     Kokkos::deep_copy(c.host, c.dev);
+    Kokkos::deep_copy(d.host, d.dev);
     std::int64_t wrong = 0;
-    for (std::int64_t i = 0; i < a.numel(); ++i)
-      wrong += a.host(std::size_t(a.offset(i))) != b.host(std::size_t(b.offset(i))) ||
-               a.host(std::size_t(a.offset(i))) != c.host(std::size_t(c.offset(i)));
-    INFO(to_string(dt));
+    for (std::int64_t i = 0; i < b.numel(); ++i) {
+      const E want = orig[std::size_t(i)];
+      wrong += b.host(std::size_t(b.offset(i))) != want ||
+               c.host(std::size_t(c.offset(i))) != want || d.host(std::size_t(d.offset(i))) != want;
+    }
+    INFO(to_string(dt) << " extents " << e[0] << " " << e[1] << " " << e[2] << " " << e[3]);
     CHECK(wrong == 0);
   };
-  check(std::uint8_t{}, DType::f8_e4m3, 1);
-  check(std::uint16_t{}, DType::bf16, 2);
-  check(std::uint32_t{}, DType::f32, 3);
-  check(std::uint64_t{}, DType::f64, 4);
+  for (const std::array<std::int64_t, 4> e :
+       {std::array<std::int64_t, 4>{3, 37, 5, 33}, std::array<std::int64_t, 4>{2, 64, 3, 64}}) {
+    kernels.clear();
+    check(std::uint8_t{}, DType::f8_e4m3, 1, e);
+    check(std::uint16_t{}, DType::bf16, 2, e);
+    check(std::uint32_t{}, DType::f32, 3, e);
+    check(std::uint64_t{}, DType::f64, 4, e);
+    // Whole 64 x 64 tiles of aligned 2- and 4-byte elements take the 16-byte kernel.
+    const bool vec = std::find(kernels.begin(), kernels.end(),
+                               "KokkosAttn::layout_copy_transpose16") != kernels.end();
+    CHECK(vec == (e[3] == 64));
+  }
+  Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
 }
 
 KATTN_FE_TEST("two execution space instances: results on each, no hidden fences or syncs") {
