@@ -32,6 +32,9 @@ std::string str(std::int64_t v);
 std::string str(double v);
 std::string bracket(const Names& dims);
 std::string shape_of(const Tensor& t); // safe even for out-of-range ranks
+std::string rank_and_shape(const Tensor& t);
+// The shape when t has rank `want`, else its rank and shape.
+std::string shape_or_rank(const Tensor& t, int want);
 
 inline std::int64_t ext(const Tensor& t, int d) {
   return t.extent[static_cast<std::size_t>(d)];
@@ -49,6 +52,8 @@ void check_no_self_alias(const Tensor& t, const std::string& name);
 void expect_extent(const Tensor& t, const std::string& name, int d, const std::string& symbol,
                    std::int64_t want, const std::string& source);
 void expect_dtype(const Tensor& t, const std::string& name, DType want, const std::string& like);
+void expect_space(const Tensor& t, const std::string& name, MemorySpace want,
+                  const std::string& like);
 void check_one_space(const std::vector<NamedTensor>& given);
 void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
                 const std::string& ref_name, bool same_dtype = true);

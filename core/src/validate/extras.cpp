@@ -20,9 +20,7 @@ Offsets check_cu_seqlens(const Tensor& cu, const std::string& name, std::int64_t
                          const std::string& total_name, std::int64_t max_seqlen,
                          const std::string& max_name) {
   if (cu.rank != 1 || ext(cu, 0) < 2)
-    fail(name + ": expected rank 1 [B+1] with B >= 1, got " +
-         (cu.rank == 1 ? cu.shape_string()
-                       : "rank " + str(std::int64_t{cu.rank}) + " " + shape_of(cu)));
+    fail(name + ": expected rank 1 [B+1] with B >= 1, got " + shape_or_rank(cu, 1));
   check_storage(cu, name, {"B+1"});
   expect_dtype(cu, name, DType::i32, "");
   Offsets o;
@@ -97,10 +95,8 @@ void check_score_shaped(const Tensor& t, const std::string& name, const Dims& d)
   const bool ok = t.rank == 4 && (ext(t, 0) == d.B || ext(t, 0) == 1) &&
                   (ext(t, 1) == d.N || ext(t, 1) == 1) && ext(t, 2) == d.T && ext(t, 3) == d.S;
   if (!ok)
-    fail(
-        name + ": expected shape [B|1, N|1, T, S] = [" + str(d.B) + "|1, " + str(d.N) + "|1, " +
-        str(d.T) + ", " + str(d.S) + "], got " +
-        (t.rank == 4 ? t.shape_string() : "rank " + str(std::int64_t{t.rank}) + " " + shape_of(t)));
+    fail(name + ": expected shape [B|1, N|1, T, S] = [" + str(d.B) + "|1, " + str(d.N) + "|1, " +
+         str(d.T) + ", " + str(d.S) + "], got " + shape_or_rank(t, 4));
   check_storage(t, name, {"B|1", "N|1", "T", "S"});
 }
 

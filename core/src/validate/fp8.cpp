@@ -3,6 +3,28 @@
 #include "checks.hpp"
 
 namespace kattn::validation {
+namespace {
+
+// FP8 problems may carry per-tensor factors, each optional, f32 [1] (with `in_q_space`, in q's
+// memory space); other problems carry none.
+void check_factors(const std::vector<NamedTensor>& factors, const Tensor& q, bool in_q_space) {
+  for (const NamedTensor& n : factors) {
+    if (!n.t->defined())
+      continue; // optional: a missing descale/scale is 1, a missing amax is not reported
+    if (!is_fp8(q.dtype))
+      fail(std::string(n.name) + ": expected not given unless q is f8_e4m3 or f8_e5m2, got " +
+           n.t->shape_string() + " with q of dtype " + str(q.dtype));
+    if (n.t->rank != 1 || ext(*n.t, 0) != 1)
+      fail(std::string(n.name) + ": expected shape [1] (one per-tensor factor), got " +
+           shape_of(*n.t));
+    check_storage(*n.t, n.name, {"1"});
+    expect_dtype(*n.t, n.name, DType::f32, "");
+    if (in_q_space)
+      expect_space(*n.t, n.name, q.space, "q");
+  }
+}
+
+} // namespace
 
 std::vector<NamedTensor> fp8_tensors(const Fp8Scales& f) {
   return {{&f.descale_q, "extras.fp8.descale_q"}, {&f.descale_k, "extras.fp8.descale_k"},
@@ -20,26 +42,10 @@ std::vector<NamedTensor> fp8_backward_tensors(const Fp8BackwardScales& f) {
           {&f.amax_dp, "fp8.amax_dp"}};
 }
 
-// FP8 problems may carry per-tensor factors (f32 [1]); other problems carry none. amax_s and
-// amax_o are outputs. Memory spaces are checked with the other tensors.
+// The forward's factors (extras.fp8; amax_s and amax_o are outputs). Their memory spaces are
+// checked with the other tensors (check_one_space).
 void check_fp8_scales(const ForwardProblem& p) {
-  const std::vector<NamedTensor> scales = fp8_tensors(p.extras.fp8);
-  if (!is_fp8(p.q.dtype)) {
-    for (const NamedTensor& n : scales)
-      if (n.t->defined())
-        fail(std::string(n.name) + ": expected not given unless q is f8_e4m3 or f8_e5m2, got " +
-             n.t->shape_string() + " with q of dtype " + str(p.q.dtype));
-    return;
-  }
-  for (const NamedTensor& n : scales) {
-    if (!n.t->defined())
-      continue; // optional: a missing descale/scale is 1, a missing amax is not reported
-    if (n.t->rank != 1 || ext(*n.t, 0) != 1)
-      fail(std::string(n.name) + ": expected shape [1] (one per-tensor factor), got " +
-           shape_of(*n.t));
-    check_storage(*n.t, n.name, {"1"});
-    expect_dtype(*n.t, n.name, DType::f32, "");
-  }
+  check_factors(fp8_tensors(p.extras.fp8), p.q, /*in_q_space=*/false);
 }
 
 // FP8 backward gradients: dout in either FP8 format (TransformerEngine's HYBRID recipe pairs an
@@ -57,31 +63,16 @@ void check_fp8_gradient_dtypes(const BackwardProblem& p) {
   expect_dtype(p.dv, "dv", g, "dq");
 }
 
-// The FP8 backward's factors (f32 [1], each optional, in q's memory space; amax_* are outputs).
-// None for other problems; no scale_dq/dk/dv for f16/bf16 gradients (they are not scaled).
+// The FP8 backward's factors (amax_* are outputs), in q's memory space; no scale_dq/dk/dv for
+// f16/bf16 gradients (they are not scaled).
 void check_fp8_backward_scales(const BackwardProblem& p) {
-  const Tensor& q = p.forward.q;
-  const std::vector<NamedTensor> scales = fp8_backward_tensors(p.fp8);
-  for (const NamedTensor& n : scales) {
-    if (!n.t->defined())
-      continue; // optional: a missing descale/scale is 1, a missing amax is not reported
-    if (!is_fp8(q.dtype))
-      fail(std::string(n.name) + ": expected not given unless q is f8_e4m3 or f8_e5m2, got " +
-           n.t->shape_string() + " with q of dtype " + str(q.dtype));
-    if (n.t->rank != 1 || ext(*n.t, 0) != 1)
-      fail(std::string(n.name) + ": expected shape [1] (one per-tensor factor), got " +
-           shape_of(*n.t));
-    check_storage(*n.t, n.name, {"1"});
-    expect_dtype(*n.t, n.name, DType::f32, "");
-    if (n.t->space != q.space)
-      fail(std::string(n.name) + ": expected memory space " + str(q.space) + " like q, got " +
-           str(n.t->space));
-  }
-  if (!is_fp8(q.dtype) || is_fp8(p.dq.dtype))
+  const Fp8BackwardScales& f = p.fp8;
+  const std::vector<NamedTensor> factors = fp8_backward_tensors(f);
+  check_factors(factors, p.forward.q, /*in_q_space=*/true);
+  if (!is_fp8(p.forward.q.dtype) || is_fp8(p.dq.dtype))
     return;
-  for (const NamedTensor& n : scales)
-    if (n.t->defined() &&
-        (n.t == &p.fp8.scale_dq || n.t == &p.fp8.scale_dk || n.t == &p.fp8.scale_dv))
+  for (const NamedTensor& n : factors)
+    if (n.t->defined() && (n.t == &f.scale_dq || n.t == &f.scale_dk || n.t == &f.scale_dv))
       fail(std::string(n.name) + ": expected not given with dq of dtype " + str(p.dq.dtype) +
            " (f16 / bf16 gradients are not scaled), got " + n.t->shape_string());
 }

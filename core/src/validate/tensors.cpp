@@ -41,6 +41,12 @@ bool rank_in_range(const Tensor& t) {
 std::string shape_of(const Tensor& t) {
   return rank_in_range(t) ? t.shape_string() : "(rank " + str(std::int64_t{t.rank}) + ")";
 }
+std::string rank_and_shape(const Tensor& t) {
+  return "rank " + str(std::int64_t{t.rank}) + " " + shape_of(t);
+}
+std::string shape_or_rank(const Tensor& t, int want) {
+  return t.rank == want ? t.shape_string() : rank_and_shape(t);
+}
 
 // Optional tensors: a data pointer without a rank is a forgotten shape, not "not given".
 void check_not_half_given(const Tensor& t, const std::string& name) {
@@ -75,9 +81,7 @@ void check_layout(const Tensor& t, const std::string& name, const Names& dims,
   const int rank = static_cast<int>(dims.size());
   if (!t.defined() || t.rank != rank)
     fail(name + ": expected rank " + str(std::int64_t{rank}) + " " + bracket(dims) + alternative +
-         ", got " +
-         (t.rank == 0 ? std::string("none (rank 0)")
-                      : "rank " + str(std::int64_t{t.rank}) + " " + shape_of(t)));
+         ", got " + (t.rank == 0 ? std::string("none (rank 0)") : rank_and_shape(t)));
   check_storage(t, name, dims);
 }
 
@@ -105,12 +109,17 @@ void expect_dtype(const Tensor& t, const std::string& name, DType want, const st
          str(t.dtype));
 }
 
+void expect_space(const Tensor& t, const std::string& name, MemorySpace want,
+                  const std::string& like) {
+  if (t.space != want)
+    fail(name + ": expected memory space " + str(want) + " like " + like + ", got " + str(t.space));
+}
+
 void check_one_space(const std::vector<NamedTensor>& given) {
-  const Tensor& first = *given.front().t;
+  const NamedTensor& first = given.front();
   for (const NamedTensor& n : given)
-    if (n.t->defined() && n.t->space != first.space)
-      fail(std::string(n.name) + ": expected memory space " + str(first.space) + " like " +
-           given.front().name + ", got " + str(n.t->space));
+    if (n.t->defined())
+      expect_space(*n.t, n.name, first.t->space, first.name);
 }
 
 // A gradient tensor: same shape, dtype (unless `same_dtype` is false: FP8 backwards, checked by
@@ -132,9 +141,7 @@ void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
   check_storage(t, name, dims);
   if (same_dtype)
     expect_dtype(t, name, ref.dtype, ref_name);
-  if (t.space != ref.space)
-    fail(name + ": expected memory space " + str(ref.space) + " like " + ref_name + ", got " +
-         str(t.space));
+  expect_space(t, name, ref.space, ref_name);
 }
 
 void check_main_layouts(const ForwardProblem& p, bool packed) {
