@@ -1,0 +1,196 @@
+// A tensor's storage, shape, strides and memory space, and the four main tensors q, k, v, out.
+#include <sstream>
+
+#include "checks.hpp"
+#include "kokkosattn/errors.hpp"
+
+namespace kattn::validation {
+
+void fail(const std::string& msg) {
+  throw InvalidArgument(msg);
+}
+
+std::string str(DType t) {
+  return std::string(to_string(t));
+}
+std::string str(MemorySpace m) {
+  return std::string(to_string(m));
+}
+std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
+std::string str(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string bracket(const Names& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + dims[i];
+  return s + "]";
+}
+
+namespace {
+bool rank_in_range(const Tensor& t) {
+  return t.rank >= 0 && t.rank <= Tensor::max_rank;
+}
+} // namespace
+
+std::string shape_of(const Tensor& t) {
+  return rank_in_range(t) ? t.shape_string() : "(rank " + str(std::int64_t{t.rank}) + ")";
+}
+std::string rank_and_shape(const Tensor& t) {
+  return "rank " + str(std::int64_t{t.rank}) + " " + shape_of(t);
+}
+std::string shape_or_rank(const Tensor& t, int want) {
+  return t.rank == want ? t.shape_string() : rank_and_shape(t);
+}
+
+// Optional tensors: a data pointer without a rank is a forgotten shape, not "not given".
+void check_not_half_given(const Tensor& t, const std::string& name) {
+  if (!rank_in_range(t))
+    fail(name + ": expected rank 0 (not given) to " + str(std::int64_t{Tensor::max_rank}) +
+         ", got rank " + str(std::int64_t{t.rank}));
+  if (t.rank == 0 && t.data != nullptr)
+    fail(name + ": expected rank > 0 for a tensor with a data pointer (or a null pointer for "
+                "\"not given\"), got rank 0");
+}
+
+// Checks shared by every given tensor once its rank is right: data pointer, positive extents,
+// non-negative strides.
+void check_storage(const Tensor& t, const std::string& name, const Names& dims) {
+  if (t.data == nullptr)
+    fail(name + ": expected a non-null data pointer for a tensor of shape " + t.shape_string() +
+         ", got nullptr");
+  for (int d = 0; d < t.rank; ++d)
+    if (ext(t, d) < 1)
+      fail(name + ": expected extent " + dims[static_cast<std::size_t>(d)] + " >= 1 at dim " +
+           str(std::int64_t{d}) + " (zero-length and negative extents are invalid), got " +
+           t.shape_string());
+  for (int d = 0; d < t.rank; ++d)
+    if (strd(t, d) < 0)
+      fail(name + ": expected non-negative strides, got strides " + t.stride_string() +
+           " for shape " + t.shape_string());
+}
+
+// A required tensor of a fixed layout. `alternative` is appended to the expectation.
+void check_layout(const Tensor& t, const std::string& name, const Names& dims,
+                  const std::string& alternative) {
+  const int rank = static_cast<int>(dims.size());
+  if (!t.defined() || t.rank != rank)
+    fail(name + ": expected rank " + str(std::int64_t{rank}) + " " + bracket(dims) + alternative +
+         ", got " + (t.rank == 0 ? std::string("none (rank 0)") : rank_and_shape(t)));
+  check_storage(t, name, dims);
+}
+
+// Outputs must not write one element through two indices: a zero stride on a dim of extent > 1
+// would make every backend race with itself.
+void check_no_self_alias(const Tensor& t, const std::string& name) {
+  for (int d = 0; d < t.rank; ++d)
+    if (strd(t, d) == 0 && ext(t, d) > 1)
+      fail(name +
+           ": expected a non-zero stride on every dim of extent > 1 (an output must not "
+           "alias itself), got strides " +
+           t.stride_string() + " for shape " + t.shape_string());
+}
+
+void expect_extent(const Tensor& t, const std::string& name, int d, const std::string& symbol,
+                   std::int64_t want, const std::string& source) {
+  if (ext(t, d) != want)
+    fail(name + ": expected extent " + symbol + "=" + str(want) + " at dim " +
+         str(std::int64_t{d}) + " (from " + source + "), got " + t.shape_string());
+}
+
+void expect_dtype(const Tensor& t, const std::string& name, DType want, const std::string& like) {
+  if (t.dtype != want)
+    fail(name + ": expected dtype " + str(want) + (like.empty() ? "" : " like " + like) + ", got " +
+         str(t.dtype));
+}
+
+void expect_space(const Tensor& t, const std::string& name, MemorySpace want,
+                  const std::string& like) {
+  if (t.space != want)
+    fail(name + ": expected memory space " + str(want) + " like " + like + ", got " + str(t.space));
+}
+
+void check_one_space(const std::vector<NamedTensor>& given) {
+  const NamedTensor& first = given.front();
+  for (const NamedTensor& n : given)
+    if (n.t->defined())
+      expect_space(*n.t, n.name, first.t->space, first.name);
+}
+
+// A gradient tensor: same shape, dtype (unless `same_dtype` is false: FP8 backwards, checked by
+// check_fp8_gradient_dtypes) and memory space as its counterpart.
+void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
+                const std::string& ref_name, bool same_dtype) {
+  if (!t.defined())
+    fail(name + ": expected a tensor of shape " + ref.shape_string() + " like " + ref_name +
+         ", got none (rank 0)");
+  bool same_shape = t.rank == ref.rank;
+  for (int d = 0; same_shape && d < t.rank; ++d)
+    same_shape = ext(t, d) == ext(ref, d);
+  if (!same_shape)
+    fail(name + ": expected shape " + ref.shape_string() + " like " + ref_name + ", got " +
+         shape_of(t));
+  Names dims;
+  for (int d = 0; d < t.rank; ++d)
+    dims.push_back("dim" + str(std::int64_t{d}));
+  check_storage(t, name, dims);
+  if (same_dtype)
+    expect_dtype(t, name, ref.dtype, ref_name);
+  expect_space(t, name, ref.space, ref_name);
+}
+
+void check_main_layouts(const ForwardProblem& p, bool packed) {
+  if (packed) {
+    const std::string why = " (packed varlen: cu_seqlens given)";
+    check_layout(p.q, "q", {"total_q", "N", "H"}, why);
+    check_layout(p.k, "k", {"total_k", "K", "H"}, why);
+    check_layout(p.v, "v", {"total_k", "K", "Hv"}, why);
+    check_layout(p.out, "out", {"total_q", "N", "Hv"}, why);
+  } else {
+    check_layout(p.q, "q", {"B", "T", "N", "H"}, " (or rank 3 [total_q, N, H] with cu_seqlens)");
+    check_layout(p.k, "k", {"B", "S", "K", "H"});
+    check_layout(p.v, "v", {"B", "S", "K", "Hv"});
+    check_layout(p.out, "out", {"B", "T", "N", "Hv"});
+  }
+  if (!is_floating(p.q.dtype))
+    fail("q: expected a floating dtype (f64, f32, f16, bf16, f8_e4m3, f8_e5m2), got " +
+         str(p.q.dtype));
+  expect_dtype(p.k, "k", p.q.dtype, "q");
+  expect_dtype(p.v, "v", p.q.dtype, "q");
+  expect_dtype(p.out, "out", p.q.dtype, "q");
+}
+
+void main_sizes(const ForwardProblem& p, Dims& d) {
+  const int o = d.packed ? 1 : 2; // dim of the heads
+  d.N = ext(p.q, o);
+  d.H = ext(p.q, o + 1);
+  d.K = ext(p.k, o);
+  d.Hv = ext(p.v, o + 1);
+  if (!d.packed) {
+    d.B = ext(p.q, 0);
+    d.T = ext(p.q, 1);
+    d.S = ext(p.k, 1);
+    expect_extent(p.k, "k", 0, "B", d.B, "q");
+    expect_extent(p.v, "v", 0, "B", d.B, "q");
+    expect_extent(p.v, "v", 1, "S", d.S, "k");
+    expect_extent(p.out, "out", 0, "B", d.B, "q");
+    expect_extent(p.out, "out", 1, "T", d.T, "q");
+  } else {
+    expect_extent(p.v, "v", 0, "total_k", ext(p.k, 0), "k");
+    expect_extent(p.out, "out", 0, "total_q", ext(p.q, 0), "q");
+  }
+  expect_extent(p.k, "k", o + 1, "H", d.H, "q");
+  expect_extent(p.v, "v", o, "K", d.K, "k");
+  expect_extent(p.out, "out", o, "N", d.N, "q");
+  expect_extent(p.out, "out", o + 1, "Hv", d.Hv, "v");
+  if (d.N % d.K != 0)
+    fail("k: expected extent K at dim " + str(std::int64_t{o}) + " to divide N=" + str(d.N) +
+         " (GQA/MQA), got K=" + str(d.K) + " in " + p.k.shape_string());
+}
+
+} // namespace kattn::validation
