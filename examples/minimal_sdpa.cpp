@@ -16,7 +16,7 @@ int main(int argc, char* argv[]) {
       "fill_v", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<4>>({0, 0, 0, 0}, {B, T, N, H}),
       KOKKOS_LAMBDA(int b, int j, int n, int c) { v(b, j, n, c) = static_cast<float>(j); });
 
-  kattn::Options options;
+  KokkosAttn::Options options;
   options.causal = true; // query i sees keys 0..i, so out[.., i, ..] = mean(0..i) = i / 2
   KokkosAttn::sdpa(Exec(), q, k, v, out, options);
 

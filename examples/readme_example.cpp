@@ -37,7 +37,7 @@ bool run(const char* name, int B, int T, int N, int H) {
   using View4 = Kokkos::View<bf16****, Layout>; // [B, T, N, H]
   View4 q("q", B, T, N, H), k("k", B, S, K, H), v("v", B, S, K, H), out("out", B, T, N, H);
   fill(q, 1), fill(k, 2), fill(v, 3);
-  kattn::Options opt;
+  KokkosAttn::Options opt;
   opt.causal = true;
   KokkosAttn::sdpa(Kokkos::DefaultExecutionSpace(), q, k, v, out, opt);
   // --------------------------------------------------------------------------------------------
@@ -49,8 +49,8 @@ bool run(const char* name, int B, int T, int N, int H) {
   const auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   const auto ref = Kokkos::create_mirror(Kokkos::HostSpace(), got); // always a new allocation
-  kattn::Options ro = opt;
-  ro.backend = kattn::Backend::reference;
+  KokkosAttn::Options ro = opt;
+  ro.backend = KokkosAttn::Backend::reference;
   KokkosAttn::sdpa(Kokkos::DefaultHostExecutionSpace(), hq, hk, hv, ref, ro);
   Kokkos::DefaultHostExecutionSpace().fence();
   // bf16 outputs: 2 rounding errors of 2^-8 relative, plus P rounded to bf16 before P.V

@@ -7,16 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/problem.hpp"
-#include "kokkosattn/registry.hpp"
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
 
 namespace kattn::cudnn {
-
-// The registry entry (id Backend::cudnn). Serves Device::cuda problems whose tensors all live
-// in cuda_device memory; ExecContext::stream is the cudaStream_t (nullptr = legacy default).
-std::unique_ptr<BackendImpl> make_cudnn_backend();
 
 // Framework-free entry: validates, asks the backend's support check (throws Unsupported with
 // its reason) and enqueues the forward on `stream`. Same effect as kattn::run_forward with

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "kokkos_common/kokkos_target.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/errors.hpp"
-#include "naive/naive.hpp"
 #include "naive/naive_forward.hpp"
 
 namespace kattn::naive {

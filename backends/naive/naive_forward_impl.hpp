@@ -7,9 +7,9 @@
 #include <exception>
 #include <string>
 
-#include "KokkosAttn_Scalar.hpp"
+#include "kokkos_common/kokkos_scalar.hpp"
+#include "kokkosattn/detail/mask.hpp"
 #include "kokkosattn/errors.hpp"
-#include "kokkosattn/mask.hpp"
 #include "naive/naive_forward.hpp"
 
 namespace kattn::naive {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "kokkos_common/kokkos_target.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/errors.hpp"
-#include "portable/portable.hpp"
 #include "portable/portable_run.hpp"
 #include "portable/portable_tile.hpp"
 

@@ -15,7 +15,7 @@
 
 #include <type_traits>
 
-#include "KokkosAttn_Scalar.hpp"
+#include "kokkos_common/kokkos_scalar.hpp"
 #include "portable/portable_host_vectors.hpp"
 #include "portable/portable_params.hpp"
 #include "portable/portable_scores.hpp"

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "kokkosattn/mask.hpp"
-#include "kokkosattn/philox.hpp"
+#include "kokkosattn/detail/mask.hpp"
+#include "kokkosattn/detail/philox.hpp"
 #include "kokkosattn/problem.hpp"
 
 namespace kattn::portable {

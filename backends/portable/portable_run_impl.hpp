@@ -8,7 +8,7 @@
 #include <string>
 #include <type_traits>
 
-#include "KokkosAttn_Scalar.hpp"
+#include "kokkos_common/kokkos_scalar.hpp"
 #include "kokkosattn/errors.hpp"
 #include "portable/portable_backward_kernel.hpp"
 #include "portable/portable_forward_kernel.hpp"
@@ -148,8 +148,9 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
       return;
     }
   }
+  // Nothing of ours to free: the forward stays enqueued on `exec` (no fence), as the front end
+  // promises (KokkosAttn_Sdpa.hpp).
   launch("KokkosAttn::portable::forward", exec, kern, league, bytes);
-  exec.fence("KokkosAttn::portable::forward: done");
 }
 
 template <class ExecSpace, class T>

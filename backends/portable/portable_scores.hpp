@@ -4,7 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "KokkosAttn_Scalar.hpp"
+#include "kokkos_common/kokkos_scalar.hpp"
 #include "portable/portable_params.hpp"
 #include "portable/portable_tile.hpp"
 

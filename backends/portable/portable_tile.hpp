@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "KokkosAttn_Scalar.hpp"
+#include "kokkos_common/kokkos_scalar.hpp"
 #include "kokkosattn/dtype.hpp"
 
 // Complete unrolling of the fixed-size loops of a register block, so its accumulators live in

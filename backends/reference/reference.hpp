@@ -5,8 +5,8 @@
 
 #include <memory>
 
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/problem.hpp"
-#include "kokkosattn/registry.hpp"
 
 namespace kattn::reference {
 
@@ -16,8 +16,5 @@ void forward(const ForwardProblem& p, const Dims& d);
 // backward writes dq, dk, dv and dbias (when given) in full, recomputing the probabilities
 // from q, k, v (extras.lse and forward.out are not read).
 void backward(const BackwardProblem& p, const Dims& d);
-
-// The registry entry: host memory, Device::cpu, f64/f32/f16/bf16; calls the functions above.
-std::unique_ptr<BackendImpl> make_reference_backend();
 
 } // namespace kattn::reference

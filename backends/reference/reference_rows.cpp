@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kokkosattn/philox.hpp"
+#include "kokkosattn/detail/philox.hpp"
 
 namespace kattn::reference::detail {
 

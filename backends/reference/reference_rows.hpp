@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kokkosattn/host_access.hpp"
-#include "kokkosattn/mask.hpp"
+#include "kokkosattn/detail/host_access.hpp"
+#include "kokkosattn/detail/mask.hpp"
 #include "kokkosattn/problem.hpp"
 
 namespace kattn::reference::detail {

@@ -1,6 +1,6 @@
 // Backend choice: validate, honour a forced backend (options or KOKKOSATTN_BACKEND) without ever
-// falling back from it, otherwise take the first supporting backend in auto_order (preference_order
-// adjusted per shape class, kokkosattn/preference.hpp).
+// falling back from it, otherwise take the first supporting backend in the order the auto policy
+// gives (kokkosattn/auto_policy.hpp); layout copies where they reach a GPU kernel backend.
 #include "kokkosattn/dispatch.hpp"
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "kokkosattn/auto_policy.hpp"
 #include "kokkosattn/errors.hpp"
-#include "kokkosattn/preference.hpp"
 #include "kokkosattn/validate.hpp"
 
 namespace kattn {
@@ -19,13 +19,6 @@ namespace {
 
 std::string name(Backend b) {
   return std::string(to_string(b));
-}
-
-std::string valid_backend_names() {
-  std::string s = "auto";
-  for (Backend b : preference_order)
-    s += ", " + name(b);
-  return s;
 }
 
 std::string not_built_reason(Backend b) {
@@ -71,28 +64,6 @@ DType dtype_of(const ForwardProblem& p) {
 }
 DType dtype_of(const BackwardProblem& p) {
   return p.forward.q.dtype;
-}
-
-// auto_order, then the first backend that leads() this forward moves to the front (it still
-// has to pass supports() when auto walks the order). Backward problems have no leads().
-AutoOrder order_for(const Registry& r, const ForwardProblem& p, const Dims& d,
-                    const ExecContext& x) {
-  AutoOrder a = auto_order(d, false);
-  for (auto it = a.order.begin(); it != a.order.end(); ++it) {
-    const BackendImpl* impl = r.find(*it);
-    if (impl == nullptr)
-      continue;
-    std::string why = guarded(*impl, "leads()", [&] { return impl->leads(p, d, x); });
-    if (why.empty())
-      continue;
-    std::rotate(a.order.begin(), it, it + 1);
-    a.rule = std::move(why);
-    break;
-  }
-  return a;
-}
-AutoOrder order_for(const Registry&, const BackwardProblem&, const Dims& d, const ExecContext&) {
-  return auto_order(d, true);
 }
 
 bool copies_allowed(const Options& o, LayoutCopy c) {
@@ -150,9 +121,8 @@ std::string faster_with_change(const Registry& r, const Problem& p, const Dims& 
 // What layout copies cost, said wherever they are chosen (measured in docs/performance.md).
 std::string copies_note(const LayoutCopies& c) {
   return "layout copies read and write " + c.names() +
-         " once more each and add a kernel per "
-         "tensor: row-major (LayoutRight) Views avoid them (on an H200 they cost 2.2-2.5x at the "
-         "codelab's tiny problem and 1.24-1.47x at 8k tokens; docs/performance.md)";
+         " once more each and add a kernel per tensor: row-major (LayoutRight) Views avoid them (" +
+         layout_copies_cost() + ")";
 }
 
 template <class Problem>
@@ -165,7 +135,7 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
   const Backend want = requested_backend(o);
   if (want == Backend::automatic) {
     s.how = "auto";
-    const AutoOrder order = order_for(r, p, s.dims, x);
+    const AutoOrder order = auto_order(r, p, s.dims, x);
     s.order_rule = order.rule;
     std::string reasons;
     for (Backend b : order.order) {
@@ -173,20 +143,24 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
       const Support sup = impl ? ask(*impl, p, s.dims, x) : Support::no(not_built_reason(b));
       if (sup.ok) {
         s.impl = impl;
+        s.kernel = sup.kernel;
         break;
       }
       reasons += (reasons.empty() ? "" : "; ") + name(b) + ": " + sup.reason;
     }
     // Copies only to reach a GPU kernel backend (they come before the slow ones in every
-    // order), in the order for the copied problem: a backend may claim the lead (leads()) for
+    // order), in the order for the copied problem: a measured lead (auto_policy.hpp) may hold for
     // row-major tensors that it could not claim for the tensors as given.
     if (layout.any() && !(s.impl && is_device_kernel(s.impl->id()))) {
       const Problem copied = with_copies(p, layout);
-      const AutoOrder copied_order = order_for(r, copied, s.dims, x);
+      const AutoOrder copied_order = auto_order(r, copied, s.dims, x);
       for (Backend b : copied_order.order) {
         const BackendImpl* impl = r.find(b);
-        if (impl && is_device_kernel(b) && ask(*impl, copied, s.dims, x).ok) {
+        if (!impl || !is_device_kernel(b))
+          continue;
+        if (const Support sup = ask(*impl, copied, s.dims, x); sup.ok) {
           s.impl = impl;
+          s.kernel = sup.kernel;
           s.copies = layout;
           s.order_rule = copied_order.rule;
           s.note = copies_note(layout);
@@ -211,6 +185,7 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
       const Support copied = ask(*impl, with_copies(p, layout), s.dims, x);
       if (copied.ok) {
         s.impl = impl;
+        s.kernel = copied.kernel;
         s.copies = layout;
         s.note = copies_note(layout);
         return s;
@@ -222,6 +197,7 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
                       ")");
   }
   s.impl = impl;
+  s.kernel = sup.kernel;
   return s;
 }
 
@@ -231,7 +207,7 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p, co
   const Dims d = validate(p);
   const LayoutCopies layout = copies_allowed(options_of(p), lc) ? copies_for(p) : LayoutCopies{};
   std::vector<BackendVerdict> v;
-  for (Backend b : order_for(r, p, d, x).order) {
+  for (Backend b : auto_order(r, p, d, x).order) {
     BackendVerdict verdict;
     verdict.backend = b;
     const BackendImpl* impl = r.find(b);
@@ -243,9 +219,13 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p, co
       const Support sup = ask(*impl, p, d, x);
       verdict.supported = sup.ok;
       verdict.reason = sup.reason;
-      if (!sup.ok && layout.any() && ask(*impl, with_copies(p, layout), d, x).ok) {
-        verdict.supported = true;
-        verdict.copies = layout;
+      verdict.kernel = sup.kernel;
+      if (!sup.ok && layout.any()) {
+        if (const Support copied = ask(*impl, with_copies(p, layout), d, x); copied.ok) {
+          verdict.supported = true;
+          verdict.copies = layout;
+          verdict.kernel = copied.kernel;
+        }
       }
     }
     v.push_back(std::move(verdict));
@@ -254,18 +234,6 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p, co
 }
 
 } // namespace
-
-Backend requested_backend(const Options& o) {
-  if (o.backend != Backend::automatic)
-    return o.backend;
-  const char* env = std::getenv("KOKKOSATTN_BACKEND");
-  if (env == nullptr || *env == '\0')
-    return Backend::automatic;
-  if (const auto b = parse_backend(env))
-    return *b;
-  throw InvalidArgument("KOKKOSATTN_BACKEND: expected one of " + valid_backend_names() +
-                        ", got \"" + env + "\"");
-}
 
 Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x, LayoutCopy c) {
   return select_impl(r, p, x, c);
@@ -298,6 +266,8 @@ std::string format_explain(const std::vector<BackendVerdict>& v) {
                           : b.copies.any() ? "ok through row-major copies of " + b.copies.names() +
                                                  " (as given: " + b.reason + ")"
                                            : "ok";
+    if (b.supported && !b.kernel.empty())
+      details += ", kernel " + b.kernel;
     if (!b.description.empty())
       details += " [" + b.description + "]";
     out += pad(name(b.backend), w0) + pad(b.built ? "yes" : "no", head[1].size()) +
@@ -308,6 +278,8 @@ std::string format_explain(const std::vector<BackendVerdict>& v) {
 
 std::string format_selection(const Selection& s) {
   std::string out = "backend=" + name(s.impl->id()) + " (" + s.how + ")";
+  if (!s.kernel.empty())
+    out += " kernel=" + s.kernel;
   if (s.copies.any())
     out += " through row-major copies of " + s.copies.names();
   if (!s.order_rule.empty())
@@ -323,7 +295,10 @@ void log_selection(std::string_view what, const Selection& s, DType dtype, const
   const Dims& d = s.dims;
   std::ostringstream os;
   os << "[kokkos-attention] " << what << ": backend=" << to_string(s.impl->id()) << " (" << s.how
-     << ") B=" << d.B << " T=" << d.T << " S=" << d.S << " N=" << d.N << " K=" << d.K
+     << ")";
+  if (!s.kernel.empty())
+    os << " kernel=" << s.kernel;
+  os << " B=" << d.B << " T=" << d.T << " S=" << d.S << " N=" << d.N << " K=" << d.K
      << " H=" << d.H;
   if (d.Hv != d.H)
     os << " Hv=" << d.Hv;
@@ -358,6 +333,14 @@ void run_backward(const Registry& r, const BackwardProblem& p, const ExecContext
   const Selection s = select(r, p, x);
   log_selection("backward", s, p.forward.q.dtype, x);
   run_guarded(*s.impl, "backward", [&] { s.impl->backward(p, s.dims, x); });
+}
+
+void attention_forward(const ForwardProblem& p, const ExecContext& x) {
+  run_forward(default_registry(), p, x);
+}
+
+void attention_backward(const BackwardProblem& p, const ExecContext& x) {
+  run_backward(default_registry(), p, x);
 }
 
 } // namespace kattn

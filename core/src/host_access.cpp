@@ -1,4 +1,4 @@
-#include "kokkosattn/host_access.hpp"
+#include "kokkosattn/detail/host_access.hpp"
 
 #include <cstring>
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "KokkosAttn_config.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/errors.hpp"
 
 namespace kattn {
@@ -33,6 +35,27 @@ std::vector<const BackendImpl*> Registry::all() const {
   for (const auto& impl : impls_)
     v.push_back(impl.get());
   return v;
+}
+
+const Registry& default_registry() {
+  // Function-local static: built once, thread-safe since C++11.
+  static const Registry registry = [] {
+    Registry r;
+    r.add(reference::make_reference_backend());
+    r.add(naive::make_naive_backend());
+#if KOKKOSATTN_HAS_CUDA_KERNELS
+    r.add(cuda::make_cuda_backend());
+#endif
+#if KOKKOSATTN_HAS_CUDNN
+    r.add(cudnn::make_cudnn_backend());
+#endif
+#if KOKKOSATTN_HAS_HIP
+    r.add(hip_kernels::make_hip_backend());
+#endif
+    r.add(portable::make_portable_backend());
+    return r;
+  }();
+  return registry;
 }
 
 } // namespace kattn

@@ -105,6 +105,14 @@ KernelChoice choose_kernel(const FlashFwdParams& p) {
   return none("sm80 (forced by KOKKOSATTN_CUDA_KERNEL): " + r80);
 }
 
+std::string built_families() {
+#ifdef KATTN_HAVE_SM90
+  return "sm80 (mma.sync) and sm90 (wgmma, TMA) families";
+#else
+  return "sm80 (mma.sync) family";
+#endif
+}
+
 void flash_fwd(const FlashFwdParams& p, CUstream_st* stream) {
   const KernelChoice c = choose_kernel(p);
   switch (c.family) {

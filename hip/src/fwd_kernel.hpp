@@ -13,7 +13,7 @@
 
 #include "elem.hpp"
 #include "kattn_hip/flash_params.hpp"
-#include "kokkosattn/mask.hpp"
+#include "kokkosattn/detail/mask.hpp"
 #include "mma16.hpp"
 #include "wave_layout.hpp"
 

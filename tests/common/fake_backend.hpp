@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kokkosattn/detail/host_access.hpp"
 #include "kokkosattn/errors.hpp"
-#include "kokkosattn/host_access.hpp"
 #include "kokkosattn/registry.hpp"
 
 namespace kattn::test {
@@ -64,12 +64,10 @@ public:
     throw_supports_ = t;
     return *this;
   }
-  // Claims the lead for every forward (BackendImpl::leads) with this reason; with
-  // row_major_only, only for forwards whose main tensors have head-dim stride 1 (as the cuda
-  // backend claims only what its support checks accept).
-  FakeBackend& lead(std::string why, bool row_major_only = false) {
-    lead_ = std::move(why);
-    lead_row_major_only_ = row_major_only;
+  // The kernel name supports() reports when it accepts (Support::kernel): what the auto policy's
+  // measured leads match on.
+  FakeBackend& kernel(std::string name) {
+    kernel_ = std::move(name);
     return *this;
   }
   FakeBackend& describe(std::string d) {
@@ -89,19 +87,12 @@ public:
 
   Backend id() const override { return id_; }
   std::string description() const override { return description_; }
-  std::string leads(const ForwardProblem& p, const Dims&, const ExecContext&) const override {
-    for (const Tensor* t : {&p.q, &p.k, &p.v, &p.out})
-      if (lead_row_major_only_ && t->stride[std::size_t(t->rank - 1)] != 1)
-        return {};
-    return lead_;
-  }
-
   Support supports(const ForwardProblem& p, const Dims&, const ExecContext&) const override {
     ++calls_->supports_forward;
     maybe_throw(throw_supports_);
     if (Support s = layout_and_dtype({&p.q, &p.k, &p.v, &p.out}); !s.ok)
       return s;
-    return refuse_forward_ ? Support::no(reason_) : Support::yes();
+    return refuse_forward_ ? Support::no(reason_) : Support::yes(kernel_);
   }
   Support supports(const BackwardProblem& p, const Dims&, const ExecContext&) const override {
     ++calls_->supports_backward;
@@ -110,7 +101,7 @@ public:
     if (Support s = layout_and_dtype({&f.q, &f.k, &f.v, &f.out, &p.dout, &p.dq, &p.dk, &p.dv});
         !s.ok)
       return s;
-    return refuse_backward_ ? Support::no(reason_) : Support::yes();
+    return refuse_backward_ ? Support::no(reason_) : Support::yes(kernel_);
   }
   void forward(const ForwardProblem& p, const Dims&, const ExecContext&) const override {
     ++calls_->forward;
@@ -151,16 +142,16 @@ private:
     }
   }
 
-  bool need_row_major_ = false, need_16bit_ = false, lead_row_major_only_ = false;
+  bool need_row_major_ = false, need_16bit_ = false;
   Backend id_;
   std::shared_ptr<FakeCalls> calls_;
   bool refuse_forward_ = false;
   bool refuse_backward_ = false;
   std::string reason_;
+  std::string kernel_;
   Throw throw_run_ = Throw::nothing;
   Throw throw_supports_ = Throw::nothing;
   std::string description_;
-  std::string lead_;
 };
 
 // A registry holding one accepting fake backend (naive), for validation tests.

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "kokkosattn/host_access.hpp"
+#include "kokkosattn/detail/host_access.hpp"
 #include "kokkosattn/tensor.hpp"
 
 namespace kattn::test {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/reference_problem.hpp"
-#include "kokkosattn/philox.hpp"
+#include "kokkosattn/detail/philox.hpp"
 
 namespace kattn::test {
 

@@ -157,8 +157,8 @@ void varlen_case(std::uint64_t seed) {
   Kokkos::deep_copy(dk,
                     Kokkos::View<const std::int32_t*, Kokkos::HostSpace>(cu_k.data(), cu_k.size()));
   Extras e;
-  e.cu_seqlens_q = KokkosAttn::as_tensor(dq);
-  e.cu_seqlens_k = KokkosAttn::as_tensor(dk);
+  e.cu_seqlens_q = dq; // Views convert to the extras' tensors (kattn::tensor_source)
+  e.cu_seqlens_k = dk;
   e.max_seqlen_q = 17;
   e.max_seqlen_k = 30;
   Options o;
@@ -203,7 +203,7 @@ void backward_case(std::uint64_t seed) {
     g->poison();
   Kokkos::View<float***, typename Space::memory_space> lse("lse", B, N, T_); // default layout
   Extras e;
-  e.lse = KokkosAttn::as_tensor(lse);
+  e.lse = lse;
   Options o;
   o.causal = true;
   KokkosAttn::sdpa(exec, q.view(), k.view(), v.view(), out.view(), o, e);

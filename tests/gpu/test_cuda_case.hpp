@@ -25,8 +25,8 @@
 
 #include <doctest/doctest.h>
 
-#include "backend/cuda_backend.hpp"
 #include "common/reference_problem.hpp"
+#include "cuda/cuda_backend.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_tolerance.hpp"
 #include "kokkosattn/dispatch.hpp"

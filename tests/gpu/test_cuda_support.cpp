@@ -114,7 +114,7 @@ TEST_CASE("cuda/support: choose_kernel names the kernel; forcing a family") {
 }
 
 TEST_CASE("cuda/support: auto puts cuda first on the measured sm90 shape classes only") {
-  // cuda_backend.cpp's kLeads: head dim 128 causal from 4096 keys and non-causal from 8192
+  // auto_policy.cpp's measured leads: head dim 128 causal from 4096 keys and non-causal from 8192
   // (measured faster than cuDNN); non-causal at 4096 (a tie) and causal at 2048 keep the
   // preference order.
   int dev = 0, major = 0;

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "gpu/cudnn_case.hpp" // unit_roundoff, round_to, max_abs, spec_string
+#include "hip/hip_params.hpp"
 #include "kattn_hip/flash_fwd.hpp"
-#include "kattn_hip/problem_params.hpp"
 
 namespace {
 

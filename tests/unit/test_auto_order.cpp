@@ -1,11 +1,12 @@
-// auto's order per shape class (kokkosattn/preference.hpp): small forwards try cuda before
-// cudnn, everything else keeps preference_order; select() and explain() follow that order.
+// The auto policy (kokkosattn/auto_policy.hpp): small forwards try cuda before cudnn, a measured
+// lead moves its backend first where that backend supports the problem with the measured kernel,
+// everything else keeps preference_order; select() and explain() follow that order.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
 #include "common/dispatch_fixture.hpp"
-#include "kokkosattn/preference.hpp"
+#include "kokkosattn/auto_policy.hpp"
 
 using namespace kattn;
 using namespace kattn::test;
@@ -16,6 +17,14 @@ Dims dims(std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::i
   Dims d;
   d.B = B, d.T = T, d.S = S, d.N = N, d.K = N, d.H = d.Hv = H;
   return d;
+}
+
+// A bf16 forward described only (the fakes never read data): B 1, one head, T = S = len.
+ForwardProblem described(std::int64_t len, std::int64_t head_dim) {
+  void* const data = reinterpret_cast<void*>(64);
+  ForwardProblem p;
+  p.q = p.k = p.v = p.out = Tensor::contiguous(data, DType::bf16, {1, len, 1, head_dim});
+  return p;
 }
 
 std::ptrdiff_t position(const AutoOrder& a, Backend b) {
@@ -77,28 +86,60 @@ TEST_CASE("dispatch: a forced backend ignores the order") {
   CHECK(sel.order_rule.empty());
 }
 
-TEST_CASE("dispatch: a backend that leads() a forward is tried first, and the reason is kept") {
+TEST_CASE("dispatch: a measured lead puts its backend first when the kernel matches") {
   EnvGuard no_env("KOKKOSATTN_BACKEND", nullptr);
-  FakeSet s({Backend::cudnn, Backend::portable, Backend::reference});
-  s.fake(Backend::portable).lead("portable measured faster here");
-  ForwardFixture f;
-  const Selection sel = select(s.registry, f.p, {});
-  CHECK(sel.impl->id() == Backend::portable);
-  CHECK(sel.order_rule == "portable measured faster here");
+  FakeSet s({Backend::cudnn, Backend::cuda, Backend::reference});
+  s.fake(Backend::cuda).kernel("sm90_fwd_bf16_h64");
+  // Head dim 64 non-causal from 8192 keys: a shipped lead of cuda's sm90 kernels.
+  const ForwardProblem p = described(8192, 64);
+  const Selection sel = select(s.registry, p, {});
+  CHECK(sel.impl->id() == Backend::cuda);
+  CHECK(sel.kernel == "sm90_fwd_bf16_h64");
+  CHECK(sel.order_rule.find("cuda first: its sm90 kernel measured head dim 64 non-causal") == 0);
+  CHECK(sel.order_rule.find("benchmarks/results/") != std::string::npos); // names its source
   CHECK(s.calls(Backend::cudnn).supports_forward == 0); // the leader was asked first and served
-  CHECK(explain(s.registry, f.p, {})[0].backend == Backend::portable);
-  // The backward order ignores leads().
-  BackwardFixture b;
-  CHECK(select(s.registry, b.bp, {}).impl->id() == Backend::cudnn);
+  CHECK(explain(s.registry, p, {})[0].backend == Backend::cuda);
+  CHECK(format_selection(sel).find(" kernel=sm90_fwd_bf16_h64") != std::string::npos);
+}
+
+TEST_CASE("dispatch: no lead for another kernel, a shorter problem or another head dim") {
+  EnvGuard no_env("KOKKOSATTN_BACKEND", nullptr);
+  FakeSet sm80({Backend::cudnn, Backend::cuda});
+  sm80.fake(Backend::cuda).kernel("sm80_fwd_bf16_h64");
+  CHECK(select(sm80.registry, described(8192, 64), {}).impl->id() == Backend::cudnn);
+  FakeSet sm90({Backend::cudnn, Backend::cuda});
+  sm90.fake(Backend::cuda).kernel("sm90_fwd_bf16_h64");
+  CHECK(select(sm90.registry, described(4096, 64), {}).impl->id() == Backend::cudnn);
+  CHECK(select(sm90.registry, described(8192, 96), {}).impl->id() == Backend::cudnn);
+}
+
+TEST_CASE("auto_order: a caller's lead table is matched in order, and a refusing leader is "
+          "skipped") {
+  FakeSet s({Backend::cudnn, Backend::portable, Backend::naive});
+  s.fake(Backend::portable).kernel("tile_x").refuse("cannot");
+  s.fake(Backend::naive).kernel("three_kernels");
+  const MeasuredLead leads[] = {
+      {Backend::portable, "tile", 64, false, 1024, "portable wins", "file-a"},
+      {Backend::naive, "three", 64, false, 1024, "naive wins", "file-b"},
+  };
+  const ForwardProblem p = described(2048, 64);
+  const Dims d = validate(p);
+  const AutoOrder a = auto_order(s.registry, p, d, ExecContext{}, leads);
+  CHECK(a.order[0] == Backend::naive);
+  CHECK(a.rule == "naive first: its three kernel measured naive wins on the H200 (file-b)");
+  CHECK(s.calls(Backend::portable).supports_forward == 1);
 }
 
 TEST_CASE("dispatch: a leader that refuses the problem does not block the others") {
   EnvGuard no_env("KOKKOSATTN_BACKEND", nullptr);
-  FakeSet s({Backend::cudnn, Backend::portable, Backend::reference});
-  s.fake(Backend::portable).lead("claims the lead").refuse("but cannot run it");
-  ForwardFixture f;
-  const Selection sel = select(s.registry, f.p, {});
+  FakeSet s({Backend::cudnn, Backend::cuda, Backend::reference});
+  s.fake(Backend::cuda).kernel("sm90_fwd_bf16_h64").refuse("but cannot run it");
+  const Selection sel = select(s.registry, described(8192, 64), {});
   CHECK(sel.impl->id() == Backend::cudnn);
-  CHECK(s.calls(Backend::portable).supports_forward == 1);
-  CHECK(s.calls(Backend::portable).runs() == 0);
+  CHECK(sel.order_rule.empty());
+  CHECK(s.calls(Backend::cuda).supports_forward == 1);
+  CHECK(s.calls(Backend::cuda).runs() == 0);
+  // The backward order has no leads.
+  BackwardFixture b;
+  CHECK(select(s.registry, b.bp, {}).impl->id() == Backend::cudnn);
 }

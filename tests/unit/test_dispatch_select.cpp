@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "common/dispatch_fixture.hpp"
-#include "kokkosattn/preference.hpp"
+#include "kokkosattn/auto_policy.hpp"
 #include "kokkosattn/validate.hpp"
 
 using namespace kattn;

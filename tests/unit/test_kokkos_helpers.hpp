@@ -9,8 +9,8 @@
 #include <random>
 
 #include "KokkosAttn.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/validate.hpp"
-#include "naive/naive.hpp"
 #include "reference/reference.hpp"
 
 namespace kattn::test {

@@ -71,3 +71,10 @@ TEST_CASE("kokkos/profiling: the region is popped when the backend throws") {
   CHECK(pushed[0] == "KokkosAttn::sdpa[naive]");
   CHECK(depth == 0);
 }
+
+TEST_CASE("kokkos/profiling: cuDNN's region carries the Kokkos Kernels TPL tag") {
+  CHECK(KokkosAttn::Impl::region_name("KokkosAttn::sdpa", kattn::Backend::cudnn) ==
+        "KokkosAttn::sdpa[TPL_CUDNN]");
+  CHECK(KokkosAttn::Impl::region_name("KokkosAttn::Plan::execute", kattn::Backend::cuda) ==
+        "KokkosAttn::Plan::execute[cuda]");
+}

@@ -15,8 +15,8 @@
 
 #include "KokkosAttn_ExecContext.hpp"
 #include "common/reference_problem.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/validate.hpp"
-#include "naive/naive.hpp"
 
 namespace kattn::test {
 

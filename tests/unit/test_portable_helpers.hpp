@@ -15,8 +15,8 @@
 #include <limits>
 #include <vector>
 
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/validate.hpp"
-#include "portable/portable.hpp"
 #include "test_naive_helpers.hpp"
 
 namespace kattn::test {

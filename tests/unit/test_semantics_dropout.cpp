@@ -5,7 +5,7 @@
 
 #include "common/oracle_attention.hpp"
 #include "common/reference_helpers.hpp"
-#include "kokkosattn/philox.hpp"
+#include "kokkosattn/detail/philox.hpp"
 
 using namespace kattn;
 using namespace kattn::test;

@@ -1,7 +1,6 @@
 // The backends a problem can be routed to, by name.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string_view>
 
@@ -16,14 +15,6 @@ enum class Backend {
   cuda,      // our hand-written CUDA flash kernels
   hip,       // our HIP kernels for gfx90a / gfx942
 };
-
-// Preference order of `auto`: the first supporting backend wins. cudnn before cuda: on the
-// H200 (2026-11-30, docs/performance.md) cuDNN's forward was 1.0-1.14x our sm90 kernels at
-// hdim 128 and within noise at hdim 64, so our kernels serve what cuDNN refuses (softcap,
-// hdim/stride cases, its fully-masked-row refusals) until they win a same-run comparison.
-inline constexpr std::array<Backend, 6> preference_order = {Backend::cudnn, Backend::cuda,
-                                                            Backend::hip,   Backend::portable,
-                                                            Backend::naive, Backend::reference};
 
 // The GPU kernel backends: vendor libraries and our own kernels, tens of times faster on a GPU
 // than the portable Kokkos kernels. `auto` copies tensors to reach one (kattn::select).

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kokkosattn/auto_policy.hpp"
 #include "kokkosattn/layout_copies.hpp"
 #include "kokkosattn/registry.hpp"
 
@@ -19,6 +20,7 @@ struct BackendVerdict {
   // says why the tensors as given are refused.
   LayoutCopies copies;
   std::string reason; // why not, when !supported
+  std::string kernel; // when supported: the kernel that would run (Support::kernel), if named
   std::string description;
 };
 
@@ -28,7 +30,9 @@ struct Selection {
   // Which backend was requested and how: "auto", "forced by options", "forced by
   // KOKKOSATTN_BACKEND".
   std::string how;
-  // `auto` only: why its order differed from preference_order for this problem (AutoOrder::rule).
+  // The kernel the backend said would run (Support::kernel), if it names one.
+  std::string kernel;
+  // `auto` only: the policy rule that changed the order for this problem (AutoOrder::rule).
   std::string order_rule;
   // The tensors the run goes through row-major copies for (empty: the tensors as given). The
   // backend must then be called on with_copies(p, copies) pointed at the copies.
@@ -38,16 +42,12 @@ struct Selection {
   std::string note;
 };
 
-// The backend requested for a run: options.backend unless KOKKOSATTN_BACKEND names one
-// (the variable overrides `auto` only; an explicit choice in the options wins).
-Backend requested_backend(const Options& o);
-
-// Validates, then picks: for `auto` the first backend in auto_order() that serves the tensors as
-// given; with LayoutCopy::available (and options.allow_layout_copies), when that backend is not a
-// GPU kernel backend (is_device_kernel), the first GPU kernel backend that serves row-major
-// copies of the tensors (in the order for the copied problem), with copies. A forced backend runs
-// as given, else with copies, else throws. Throws InvalidArgument for invalid problems and
-// Unsupported (listing every reason) when the forced backend or every backend cannot serve the
+// Validates, then picks: for `auto` the first backend in auto_order() (the auto policy) that serves
+// the tensors as given; with LayoutCopy::available (and options.allow_layout_copies), when that
+// backend is not a GPU kernel backend (is_device_kernel), the first GPU kernel backend that serves
+// row-major copies of the tensors (in the order for the copied problem), with copies. A forced
+// backend runs as given, else with copies, else throws. Throws InvalidArgument for invalid problems
+// and Unsupported (listing every reason) when the forced backend or every backend cannot serve the
 // problem.
 Selection select(const Registry& r, const ForwardProblem& p, const ExecContext& x,
                  LayoutCopy c = LayoutCopy::unavailable);

@@ -14,9 +14,12 @@ namespace kattn {
 struct Support {
   bool ok = false;
   std::string reason; // empty when ok
+  // When ok: the kernel that would run, where the backend has several (e.g.
+  // "sm90_fwd_bf16_h128_long_tail"); the auto policy's measured leads match on it.
+  std::string kernel;
 
-  static Support yes() { return {true, {}}; }
-  static Support no(std::string why) { return {false, std::move(why)}; }
+  static Support yes(std::string kernel = {}) { return {true, {}, std::move(kernel)}; }
+  static Support no(std::string why) { return {false, std::move(why), {}}; }
 };
 
 class BackendImpl {
@@ -25,18 +28,10 @@ public:
   virtual Backend id() const = 0;
   // Library versions and build facts shown by explain(), e.g. "cuDNN 9.19.0".
   virtual std::string description() const { return {}; }
-  // Called only with validated problems; must not touch tensor data.
+  // Called only with validated problems; must not touch tensor data, and must be cheap (the
+  // auto policy may ask twice per call).
   virtual Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
   virtual Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
-  // A forward shape class where this backend measured faster than the backends `auto` tries
-  // before it (the measurement belongs in docs/performance.md): returns why, and `auto` then
-  // tries this backend first (it must still pass supports()). Empty (the default): no claim.
-  // Called before supports() and must be cheap; device facts (architecture, kernel family) are
-  // the backend's to check, which is why this is not a rule in kattn::auto_order.
-  virtual std::string leads(const ForwardProblem& p, const Dims& d, const ExecContext& x) const {
-    (void)p, (void)d, (void)x;
-    return {};
-  }
   virtual void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
   virtual void backward(const BackwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
 };

@@ -18,6 +18,12 @@ enum class MemorySpace {
 
 std::string_view to_string(MemorySpace m);
 
+// How a framework's array type becomes a Tensor: specialise with a static
+// `Tensor tensor(const T&)` (the Kokkos front end does for Kokkos::View), and every Tensor
+// argument and field then takes a T directly (e.g. `extras.lse = lse_view;`).
+template <class T>
+struct tensor_source;
+
 struct Tensor {
   static constexpr int max_rank = 4;
 
@@ -27,6 +33,11 @@ struct Tensor {
   std::array<std::int64_t, max_rank> extent{};
   std::array<std::int64_t, max_rank> stride{};
   MemorySpace space = MemorySpace::host;
+
+  Tensor() = default;
+  template <class T>
+    requires requires(const T& t) { tensor_source<T>::tensor(t); }
+  Tensor(const T& t) : Tensor(tensor_source<T>::tensor(t)) {} // NOLINT: implicit on purpose
 
   bool defined() const { return rank > 0; }
   std::int64_t numel() const;

@@ -5,7 +5,8 @@
 //   KokkosAttn::Plan plan(exec, q, k, v, out, options);   // choose once, execute many times
 //   std::cout << KokkosAttn::explain(exec, q, k, v, out);  // which backend would run, and why
 //
-// docs/semantics.md describes the semantics; kattn::Options / kattn::Extras the options.
+// docs/semantics.md describes the semantics; KokkosAttn::Options / Extras the options (the
+// core's kattn:: types: KokkosAttn_Types.hpp). Extras take Views: `extras.lse = lse_view;`.
 #pragma once
 
 #include "KokkosAttn_ExecContext.hpp"
@@ -13,6 +14,7 @@
 #include "KokkosAttn_Plan.hpp"
 #include "KokkosAttn_Sdpa.hpp"
 #include "KokkosAttn_Tensor.hpp"
+#include "KokkosAttn_Types.hpp"
 #include "kokkosattn/backend.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"

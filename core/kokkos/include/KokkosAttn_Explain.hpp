@@ -9,6 +9,7 @@
 #include "KokkosAttn_ExecContext.hpp"
 #include "KokkosAttn_Run.hpp"
 #include "KokkosAttn_Tensor.hpp"
+#include "KokkosAttn_Types.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/registry.hpp"
 
@@ -16,8 +17,7 @@ namespace KokkosAttn {
 
 template <class ExecSpace, class QView, class KView, class VView, class OView>
 std::string explain(const ExecSpace& exec, const QView& q, const KView& k, const VView& v,
-                    const OView& out, const kattn::Options& options = {},
-                    const kattn::Extras& extras = {}) {
+                    const OView& out, const Options& options = {}, const Extras& extras = {}) {
   const kattn::ForwardProblem p = Impl::forward_problem<ExecSpace>(q, k, v, out, options, extras);
   const kattn::ExecContext x = make_exec_context(exec);
   const auto& r = kattn::default_registry();

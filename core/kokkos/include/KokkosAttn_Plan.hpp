@@ -13,6 +13,7 @@
 #include "KokkosAttn_LayoutCopies.hpp"
 #include "KokkosAttn_Run.hpp"
 #include "KokkosAttn_Tensor.hpp"
+#include "KokkosAttn_Types.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
 #include "kokkosattn/problem.hpp"
@@ -27,7 +28,7 @@ public:
   // Throws InvalidArgument / Unsupported exactly as sdpa would.
   template <class QView, class KView, class VView, class OView>
   Plan(const ExecSpace& exec, const QView& q, const KView& k, const VView& v, const OView& out,
-       const kattn::Options& options = {}, const kattn::Extras& extras = {})
+       const Options& options = {}, const Extras& extras = {})
       : exec_(exec), planned_(Impl::forward_problem<ExecSpace>(q, k, v, out, options, extras)) {
     const kattn::ExecContext x = make_exec_context(exec_);
     selection_ =

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "KokkosAttn_Tensor.hpp"
+#include "KokkosAttn_Types.hpp"
 
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
@@ -41,8 +42,8 @@ inline void check_rank(int rank, const char* name) {
 // The forward problem of Views (checked at compile time, ranks at run time) and options.
 template <class ExecSpace, class QView, class KView, class VView, class OView>
 kattn::ForwardProblem forward_problem(const QView& q, const KView& k, const VView& v,
-                                      const OView& out, const kattn::Options& options,
-                                      const kattn::Extras& extras) {
+                                      const OView& out, const Options& options,
+                                      const Extras& extras) {
   check_view<ExecSpace, QView>();
   check_view<ExecSpace, KView>();
   check_view<ExecSpace, VView>();
@@ -63,12 +64,19 @@ kattn::ForwardProblem forward_problem(const QView& q, const KView& k, const VVie
   return p;
 }
 
-// Runs backend code inside a Kokkos profiling region named "<region>[<backend>]" (popped on
-// exceptions too), with dispatch's exception wrapping.
+// "<region>[<backend>]", a vendor library tagged as Kokkos Kernels tags its TPLs
+// ("KokkosAttn::sdpa[TPL_CUDNN]", as "KokkosBlas::gemm[TPL_CUBLAS,...]"); our own backends by name.
+inline std::string region_name(const std::string& region, kattn::Backend b) {
+  const std::string tag =
+      b == kattn::Backend::cudnn ? "TPL_CUDNN" : std::string(kattn::to_string(b));
+  return region + "[" + tag + "]";
+}
+
+// Runs backend code inside that Kokkos profiling region (popped on exceptions too), with
+// dispatch's exception wrapping.
 template <class F>
 void run_in_region(const std::string& region, const kattn::BackendImpl& impl, F&& f) {
-  Kokkos::Profiling::ScopedRegion scope(region + "[" + std::string(kattn::to_string(impl.id())) +
-                                        "]");
+  Kokkos::Profiling::ScopedRegion scope(region_name(region, impl.id()));
   kattn::run_guarded(impl, region, std::forward<F>(f));
 }
 

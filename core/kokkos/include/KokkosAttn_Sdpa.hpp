@@ -1,6 +1,7 @@
 // KokkosAttn::sdpa / sdpa_backward: scaled dot-product attention on Kokkos Views, execution space
-// first. Work is enqueued on `exec` and not fenced (Kokkos stream semantics): fence `exec`
-// before reading results on the host.
+// first. Work is enqueued on `exec` (Kokkos stream semantics): fence `exec` before reading
+// results on the host. A backend fences `exec` only where it has temporaries to free (the
+// portable backward, the naive score matrix, the portable forward's host K/V head copies).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -11,6 +12,7 @@
 #include "KokkosAttn_LayoutCopies.hpp"
 #include "KokkosAttn_Run.hpp"
 #include "KokkosAttn_Tensor.hpp"
+#include "KokkosAttn_Types.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/problem.hpp"
 #include "kokkosattn/registry.hpp"
@@ -48,14 +50,14 @@ void sdpa_backward(const ExecSpace& exec, const kattn::BackwardProblem& p) {
 // Forward: out = softmax(q k^T * scale [+ bias] [masked]) v, per docs/semantics.md.
 // Rank 4 Views: q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv], out [B, T, N, Hv].
 // Rank 3 Views (packed varlen, with extras.cu_seqlens_q/k): [tokens, heads, dim].
-// Optional tensors (bias, mask, lengths, lse output) go in `extras`, built with as_tensor().
+// Optional tensors (bias, mask, lengths, lse output) go in `extras`, as Views or Tensors.
 // Views of any layout: when the fastest backend for the problem needs head-dim stride 1 (the
 // GPU kernels do; LayoutLeft, CUDA's default, has not), q, k, v, out go through row-major
 // copies on `exec` (kattn::LayoutCopies; explain() and KOKKOSATTN_LOG=1 say so). Their scratch
 // is kept per (space, stream) for later calls; a Plan keeps its own.
 template <class ExecSpace, class QView, class KView, class VView, class OView>
 void sdpa(const ExecSpace& exec, const QView& q, const KView& k, const VView& v, const OView& out,
-          const kattn::Options& options = {}, const kattn::Extras& extras = {}) {
+          const Options& options = {}, const Extras& extras = {}) {
   sdpa(exec, Impl::forward_problem<ExecSpace>(q, k, v, out, options, extras));
 }
 
@@ -65,8 +67,8 @@ template <class ExecSpace, class QView, class KView, class VView, class OView, c
           class DQView, class DKView, class DVView>
 void sdpa_backward(const ExecSpace& exec, const QView& q, const KView& k, const VView& v,
                    const OView& out, const DOView& dout, const DQView& dq, const DKView& dk,
-                   const DVView& dv, const kattn::Options& options = {},
-                   const kattn::Extras& extras = {}, const kattn::Tensor& dbias = {}) {
+                   const DVView& dv, const Options& options = {}, const Extras& extras = {},
+                   const Tensor& dbias = {}) {
   Impl::check_view<ExecSpace, QView>();
   Impl::check_view<ExecSpace, KView>();
   Impl::check_view<ExecSpace, VView>();

@@ -1,5 +1,6 @@
 // Kokkos::View -> kattn::Tensor: pointer, dtype, extents, strides (in elements, any layout) and
-// the memory space the data lives in. No data is copied.
+// the memory space the data lives in. No data is copied. A View converts implicitly wherever a
+// Tensor is taken (kattn::tensor_source below).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -114,3 +115,11 @@ kattn::Tensor as_tensor(const View& view, kattn::DType dtype) {
 }
 
 } // namespace KokkosAttn
+
+// A View wherever a kattn::Tensor is taken (extras, dbias, the raw-tensor overloads): as_tensor.
+template <class DataType, class... Properties>
+struct kattn::tensor_source<Kokkos::View<DataType, Properties...>> {
+  static kattn::Tensor tensor(const Kokkos::View<DataType, Properties...>& view) {
+    return KokkosAttn::as_tensor(view);
+  }
+};

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "checks.hpp"
-#include "kokkosattn/host_access.hpp"
+#include "kokkosattn/detail/host_access.hpp"
 
 namespace kattn::validation {
 namespace {

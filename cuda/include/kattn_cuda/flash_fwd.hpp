@@ -25,6 +25,10 @@ struct KernelChoice {
 // problem gives family none with the reason). Touches no tensor data.
 KernelChoice choose_kernel(const FlashFwdParams& p);
 
+// The kernel families this build has: "sm80 (mma.sync) and sm90 (wgmma, TMA) families" or
+// "sm80 (mma.sync) family".
+std::string built_families();
+
 // Enqueues the forward on `stream`. Throws std::runtime_error naming the CUDA error (launch
 // checked with cudaGetLastError) or std::invalid_argument when no kernel serves `p`.
 void flash_fwd(const FlashFwdParams& p, CUstream_st* stream);

@@ -1,5 +1,5 @@
 // ForwardProblem + Dims -> FlashFwdParams, refusing (with a reason) what the kernels lack.
-#include "kattn_hip/problem_params.hpp"
+#include "hip/hip_params.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -1,11 +1,9 @@
 // The cuda backend's registry entry: host-side support checks (nothing touches tensor data),
-// then the kernel family's own check (choose_kernel), and the forward.
-#include "cuda_backend.hpp"
+// then the kernel family's own check (choose_kernel, whose kernel name supports() reports), and
+// the forward.
+#include "cuda/cuda_backend.hpp"
 
-#include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <string>
 #include <utility>
@@ -71,24 +69,11 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   return Support::yes();
 }
 
-const char* family_name(cuda_kernels::KernelFamily f) {
-  return f == cuda_kernels::KernelFamily::sm90 ? "sm90" : "sm80";
-}
-
-bool log_enabled() {
-  const char* v = std::getenv("KOKKOSATTN_LOG");
-  return v != nullptr && std::string(v) != "0" && std::string(v) != "";
-}
-
 class CudaBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::cuda; }
   std::string description() const override {
-#ifdef KATTN_HAVE_SM90
-    return "hand-written flash-attention forward: sm80 (mma.sync) and sm90 families";
-#else
-    return "hand-written flash-attention forward: sm80 (mma.sync) family";
-#endif
+    return "hand-written flash-attention forward: " + cuda_kernels::built_families();
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
@@ -97,55 +82,13 @@ public:
     const cuda_kernels::KernelChoice c = cuda_kernels::choose_kernel(make_params(p, d));
     if (c.family == cuda_kernels::KernelFamily::none)
       return Support::no(c.reason);
-    return Support::yes();
+    return Support::yes(c.name);
   }
   Support supports(const BackwardProblem&, const Dims&, const ExecContext&) const override {
     return Support::no("backward not implemented in the cuda backend (forward only)");
   }
-  // Where the sm90 family measured faster than cuDNN 9.19 on the H200 (docs/performance.md):
-  // head dim 256 from 4096 keys (causal from 2048), head dims 64 and 128 from 8192 keys, head
-  // dim 128 causal from 4096. Elsewhere (e.g. head dim 128 non-causal at 4096: a tie, 0.99-1.03x
-  // over 11 runs) cuDNN stays first.
-  std::string leads(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    if (d.H != d.Hv || !host_checks(p, d, x).ok)
-      return {};
-    const bool causal = d.window_left == -1 && d.window_right == 0;
-    const bool full = d.window_left == -1 && d.window_right == -1;
-    const std::int64_t shortest = std::min(d.T, d.S);
-    // Shape classes where the sm90 kernels beat cuDNN 9.19 on the H200 in every one-run
-    // benchmark since run 4 (benchmarks/results/h200-2026-11-30-cuda-run{4,5,6}.json) and, for
-    // head dim 128, in 11 repeated runs (benchmarks/results/h200-2026-11-30-repeat/).
-    struct Lead {
-      std::int64_t head_dim;
-      bool causal;
-      std::int64_t min_len; // of T and S
-      const char* why;
-    };
-    static constexpr Lead kLeads[] = {
-        {256, false, 4096, "head dim 256: 0.99-1.07x cuDNN at T, S >= 4096"},
-        {256, true, 2048, "head dim 256 causal: 1.03-1.21x cuDNN at T, S >= 2048"},
-        {128, true, 4096, "head dim 128 causal: 1.04-1.11x cuDNN at T, S >= 4096"},
-        {128, false, 8192, "head dim 128 non-causal: 1.001-1.015x cuDNN at T, S >= 8192"},
-        {64, true, 8192, "head dim 64 causal: 1.09-1.13x cuDNN at T, S >= 8192"},
-        {64, false, 8192, "head dim 64 non-causal: 1.03-1.09x cuDNN at T, S >= 8192"},
-    };
-    for (const Lead& l : kLeads) {
-      if (l.head_dim != d.H || !(l.causal ? causal : full) || shortest < l.min_len)
-        continue;
-      if (cuda_kernels::choose_kernel(make_params(p, d)).family != cuda_kernels::KernelFamily::sm90)
-        return {};
-      return std::string("cuda first: its sm90 kernel measured ") + l.why + " on the H200";
-    }
-    return {};
-  }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    const FlashFwdParams params = make_params(p, d);
-    if (log_enabled()) {
-      const cuda_kernels::KernelChoice c = cuda_kernels::choose_kernel(params);
-      std::fprintf(stderr, "kokkos-attention: cuda kernel %s (%s family)\n", c.name.c_str(),
-                   family_name(c.family));
-    }
-    cuda_kernels::flash_fwd(params, static_cast<CUstream_st*>(x.stream));
+    cuda_kernels::flash_fwd(make_params(p, d), static_cast<CUstream_st*>(x.stream));
   }
   void backward(const BackwardProblem&, const Dims&, const ExecContext&) const override {
     throw Unsupported("backward not implemented in the cuda backend (forward only)");

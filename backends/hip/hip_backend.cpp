@@ -1,11 +1,11 @@
 // The `hip` registry entry: ExecContext + ForwardProblem -> FlashFwdParams -> flash_fwd.
-#include "kattn_hip/hip_backend.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 
 #include <stdexcept>
 #include <string>
 
+#include "hip/hip_params.hpp"
 #include "kattn_hip/flash_fwd.hpp"
-#include "kattn_hip/problem_params.hpp"
 #include "kokkosattn/errors.hpp"
 
 namespace kattn::hip_kernels {

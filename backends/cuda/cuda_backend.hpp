@@ -6,16 +6,12 @@
 #include <string>
 
 #include "kattn_cuda/flash_params.hpp"
+#include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/problem.hpp"
-#include "kokkosattn/registry.hpp"
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
 
 namespace kattn::cuda {
-
-// The registry entry (id Backend::cuda): forward only, bf16/f16, ExecContext::stream is the
-// cudaStream_t (nullptr = legacy default stream).
-std::unique_ptr<BackendImpl> make_cuda_backend();
 
 // Framework-free entry: validates, checks support (throws Unsupported with the reason) and
 // enqueues the forward on `stream`; same effect as run_forward with the cuda backend forced.
