@@ -25,11 +25,9 @@ struct FwdKnobs {
   int q_stages = 1;
   int paired = -1;
   int uniform_wg = -1;
-  int carry_turn = 0;
   int late_rescale = 0;
   int tail_n = 0;
   int trace = 0;
-  int vec_store = 1;
   int lazy_rescale = 0;
   int split_last_pv = 0;
   int desc_advance = 0;
@@ -53,10 +51,6 @@ struct FwdConfig {
   // so shared-memory addresses and wgmma descriptors live in uniform registers.
   static constexpr bool kUniformWg =
       kKnobs.uniform_wg >= 0 ? kKnobs.uniform_wg != 0 : kHeadDim == 256;
-  // Ping-pong turns run on across tiles: the last warpgroup passes the turn after its last
-  // GEMMs of a tile too, so warpgroup 0 issues the next tile's S = Q K^T while the others still
-  // finish theirs and store their output (otherwise every tile boundary drains the tensor pipe).
-  static constexpr bool kCarryTurn = kPingPong && kKnobs.carry_turn != 0;
   // The running output is rescaled once P V(i - 1) has completed (by softmax(i)'s factor),
   // outside the GEMM turn, instead of between issuing S(i) and P V(i - 1) inside it.
   static constexpr bool kLateRescale = kKnobs.late_rescale != 0;
@@ -72,9 +66,6 @@ struct FwdConfig {
   static_assert(kTailN == 0 || (kTailN % 16 == 0 && kTailN < kBlockN), "tail block");
   // Per-tile timestamps into FwdArgs::trace (tile_trace.cuh; the A/B tool's diagnostics only).
   static constexpr bool kTrace = kKnobs.trace != 0;
-  // The epilogue stores 16 contiguous bytes per lane (quad transpose) when the output's
-  // pointer and strides allow it (FwdArgs::out_vec16), else 4-byte stores.
-  static constexpr bool kVecStore = kKnobs.vec_store != 0;
   // The running max is kept while no row of a warp's block grows it by more than 8 (log2
   // units), and O is not rescaled for such blocks: the probabilities stay <= 2^8, well inside
   // fp32 for O and the row sums and exact to bf16's relative precision; the final 1/sum and LSE
@@ -133,13 +124,12 @@ struct FwdConfig {
 // and 128 0.5-4%).
 template <bool kBf16>
 using Sm90H64 =
-    FwdConfig<kBf16, 64,
-              FwdKnobs{.uniform_wg = 1, .carry_turn = 1, .late_rescale = 1, .desc_advance = 1}>;
+    FwdConfig<kBf16, 64, FwdKnobs{.uniform_wg = 1, .late_rescale = 1, .desc_advance = 1}>;
 template <bool kBf16>
 using Sm90H64ShortCausal =
-    FwdConfig<kBf16, 64, FwdKnobs{.consumer_wgs = 2, .stages = 3, .paired = 1, .carry_turn = 1}>;
+    FwdConfig<kBf16, 64, FwdKnobs{.consumer_wgs = 2, .stages = 3, .paired = 1}>;
 template <bool kBf16>
-using Sm90H128Short = FwdConfig<kBf16, 128, FwdKnobs{.q_stages = 2, .paired = 1, .carry_turn = 1}>;
+using Sm90H128Short = FwdConfig<kBf16, 128, FwdKnobs{.q_stages = 2, .paired = 1}>;
 // From 4096 keys: 192-key blocks, and a narrow (64-key) last block for key lengths whose last
 // block holds at most 64 keys (round 6: +1-2% at 4096 keys).
 template <bool kBf16>
@@ -147,7 +137,6 @@ using Sm90H128LongTail = FwdConfig<kBf16, 128,
                                    FwdKnobs{.block_n = 192,
                                             .stages = 2,
                                             .paired = 1,
-                                            .carry_turn = 1,
                                             .tail_n = 64,
                                             .split_last_pv = 1,
                                             .desc_advance = 1}>;

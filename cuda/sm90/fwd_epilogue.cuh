@@ -68,7 +68,7 @@ __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, c
     return valid ? pack2(o[4 * j + 2 * r] * scale[r], o[4 * j + 2 * r + 1] * scale[r], Cfg::kBf16)
                  : 0u;
   };
-  if (Cfg::kVecStore && a.out_vec16) {
+  if (a.out_vec16) {
     // 16-byte stores: a quad writes 64 contiguous bytes of a row per instruction instead of 16
     // (4-byte stores held each warpgroup ~2 us per tile, measured by tile trace).
     const int q = lane % 4;

@@ -52,11 +52,12 @@ __device__ __forceinline__ void turn_pass(int wg) {
   }
 }
 
-// Cfg::kCarryTurn: the last warpgroup's final pass of the kernel has no tile to start;
-// warpgroup 0 takes it so that no named barrier is left half-arrived at exit.
+// Turns run on across tiles (the last warpgroup passes after its last GEMMs of a tile too), so
+// its final pass of the kernel has no tile to start: warpgroup 0 takes it so that no named
+// barrier is left half-arrived at exit.
 template <class Cfg>
 __device__ __forceinline__ void turn_drain(int wg, int q_count) {
-  if constexpr (Cfg::kCarryTurn) {
+  if constexpr (Cfg::kPingPong) {
     if (wg == 0 && q_count > 0) {
       named_bar_sync(2, 256);
     }
@@ -201,9 +202,7 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       rescale_o(); // by the factor of block i - 1, while S(i) runs
     }
     issue_pv(i - 1, pa);
-    if (Cfg::kCarryTurn || !(wg == kLastWG && i == n_iter - 1)) {
-      turn_pass<Cfg>(wg);
-    }
+    turn_pass<Cfg>(wg);
     wgmma_wait<1>();
     reg_fence(acc);
     release(ring.k_empty(st));
@@ -272,15 +271,13 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
   if (n_iter > 0) {
     mbar_wait(ring.q_full(qs), Ring<Cfg>::q_parity(q_count));
     trace.mark(kTraceQArrived);
-    if (Cfg::kPingPong && wg == kLastWG && (!Cfg::kCarryTurn || q_count == 0)) {
-      turn_pass<Cfg>(wg); // warpgroup 0 issues first
+    if (Cfg::kPingPong && wg == kLastWG && q_count == 0) {
+      turn_pass<Cfg>(wg); // warpgroup 0 issues first, once per CTA
     }
     mbar_wait(ring.k_full(Ring<Cfg>::stage(it_base)), Ring<Cfg>::parity(it_base));
     turn_wait<Cfg>(wg);
     issue_s(0, sc);
-    if (Cfg::kCarryTurn || !(wg == kLastWG && n_iter == 1)) {
-      turn_pass<Cfg>(wg);
-    }
+    turn_pass<Cfg>(wg);
     wgmma_wait<0>();
     reg_fence(sc);
     release(ring.k_empty(Ring<Cfg>::stage(it_base)));
