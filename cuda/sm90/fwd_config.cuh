@@ -27,11 +27,9 @@ struct FwdKnobs {
   int uniform_wg = -1;
   int late_rescale = 0;
   int tail_n = 0;
-  int trace = 0;
   int lazy_rescale = 0;
   int split_last_pv = 0;
   int desc_advance = 0;
-  int diag = 0;
 };
 
 template <bool kIsBf16, int kHeadDimT, FwdKnobs kKnobs = FwdKnobs{}>
@@ -64,8 +62,6 @@ struct FwdConfig {
   // block, a full-width block would spend 2/3 of its GEMMs on masked keys.
   static constexpr int kTailN = kKnobs.tail_n;
   static_assert(kTailN == 0 || (kTailN % 16 == 0 && kTailN < kBlockN), "tail block");
-  // Per-tile timestamps into FwdArgs::trace (tile_trace.cuh; the A/B tool's diagnostics only).
-  static constexpr bool kTrace = kKnobs.trace != 0;
   // The running max is kept while no row of a warp's block grows it by more than 8 (log2
   // units), and O is not rescaled for such blocks: the probabilities stay <= 2^8, well inside
   // fp32 for O and the row sums and exact to bf16's relative precision; the final 1/sum and LSE
@@ -77,9 +73,6 @@ struct FwdConfig {
   // wgmma descriptors built once per block and advanced per k-step by a 32-bit add, instead of
   // packed from the address at every k-step.
   static constexpr bool kDescAdvance = kKnobs.desc_advance != 0;
-  // A/B-tool diagnostic only (outputs wrong on purpose): 1 = the epilogue computes its rows
-  // but skips the global stores, to measure what the tile boundary's stores cost.
-  static constexpr int kDiag = kKnobs.diag;
   static constexpr int kStages = kKnobs.stages != 0 ? kKnobs.stages : (kHeadDim == 64 ? 3 : 2);
   static constexpr int kThreads = 128 * (1 + kConsumerWGs); // + the producer warpgroup
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
@@ -150,12 +143,13 @@ struct FwdArgs {
   CUtensorMap tma_v;
   FlashFwdParams p;
   int num_m_blocks;
-  int num_tiles;        // num_m_blocks * B * N, walked by a persistent grid
-  float softmax_log2;   // multiplier turning the (soft-capped) score into log2 units
-  float score_scale;    // scale applied before softcap (or folded into softmax_log2 without it)
-  float softcap_mul;    // softcap (0 = none)
-  std::uint64_t* trace; // Cfg::kTrace builds: per-tile timestamps (tile_trace.cuh), else unused
-  bool out_vec16;       // out and its strides allow 16-byte row stores (8 elements)
+  int num_tiles;      // num_m_blocks * B * N, walked by a persistent grid
+  float softmax_log2; // multiplier turning the (soft-capped) score into log2 units
+  float score_scale;  // scale applied before softcap (or folded into softmax_log2 without it)
+  float softcap_mul;  // softcap (0 = none)
+  // A tool's Probe buffer (probe.cuh); nullptr and never read by the library's kernels (NoProbe).
+  void* probe;
+  bool out_vec16; // out and its strides allow 16-byte row stores (8 elements)
 };
 
 } // namespace kattn::cuda_kernels::sm90

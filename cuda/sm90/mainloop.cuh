@@ -9,11 +9,11 @@
 #include "fwd_config.cuh"
 #include "fwd_epilogue.cuh"
 #include "pipeline.cuh"
+#include "probe.cuh"
 #include "ptx.cuh"
 #include "scheduler.cuh"
 #include "seq_mask.cuh"
 #include "softmax.cuh"
-#include "tile_trace.cuh"
 #include "wgmma_ops.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -64,10 +64,10 @@ __device__ __forceinline__ void turn_drain(int wg, int q_count) {
   }
 }
 
-template <class Cfg>
+template <class Cfg, class Probe>
 __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t smem,
                                              const TileWork& w, int wg, int& it_base, int& q_count,
-                                             const TileTrace<Cfg>& trace) {
+                                             const Probe& probe) {
   constexpr int BN = Cfg::kBlockN;
   constexpr int D = Cfg::kHeadDim;
   constexpr int kSRegs = BN / 2;
@@ -250,11 +250,11 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       sm.finish(log2_mul, inv, lse);
       wgmma_wait<1>();
       reg_fence(o_lo);
-      store_output<Cfg, 0, D / 16>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+      store_output<Cfg, Probe, 0, D / 16>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
       wgmma_wait<0>();
       reg_fence(o_hi);
       release(ring.v_empty(st));
-      store_output<Cfg, D / 16, D / 8>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+      store_output<Cfg, Probe, D / 16, D / 8>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
       return true;
     } else {
       issue_pv(n_iter - 1, p);
@@ -265,12 +265,12 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     }
   };
 
-  trace.mark(kTraceTileStart);
-  trace.tile(n_iter, w.t);
+  probe.mark(kProbeTileStart);
+  probe.tile(n_iter, w.t);
   bool stored = false; // the last P V stored the rows already (Cfg::kSplitLastPv)
   if (n_iter > 0) {
     mbar_wait(ring.q_full(qs), Ring<Cfg>::q_parity(q_count));
-    trace.mark(kTraceQArrived);
+    probe.mark(kProbeQArrived);
     if (Cfg::kPingPong && wg == kLastWG && q_count == 0) {
       turn_pass<Cfg>(wg); // warpgroup 0 issues first, once per CTA
     }
@@ -306,7 +306,7 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     } else {
       stored = last_pv(pa);
     }
-    trace.mark(kTraceMainloopDone);
+    probe.mark(kProbeMainloopDone);
     it_base += n_iter;
     ++q_count;
   }
@@ -315,9 +315,9 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
     float inv[2];
     float lse[2];
     sm.finish(log2_mul, inv, lse);
-    store_output<Cfg>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+    store_output<Cfg, Probe>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
   }
-  trace.mark(kTraceStored);
+  probe.mark(kProbeStored);
 }
 
 } // namespace kattn::cuda_kernels::sm90
