@@ -65,15 +65,15 @@ void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
   launch_fwd<Cfg, TileTraceProbe>(p, s, trace);
 }
 // k with one knob changed: set<&FwdKnobs::tail_n>(k, 0).
-template <auto kMember>
-constexpr FwdKnobs set(FwdKnobs k, int value) {
+template <auto kMember, class V>
+constexpr FwdKnobs set(FwdKnobs k, V value) {
   k.*kMember = value;
   return k;
 }
 
 // The shipped head dim 128 configuration with per-tile timestamps.
 const TraceConfig kTraceConfigs[] = {
-    {"h128_n192_tail64_trace", 128, 2, &traced<Sm90H128LongTail<true>>},
+    {"h128_n192_tail64_trace", 128, 2, &traced<Sm90Config<true, TileChoice::h128_long_tail>>},
 };
 
 struct Config {
@@ -95,11 +95,11 @@ struct Config {
 // round 8's narrow-tail configuration without its global stores (what the stores cost).
 template <int kHeadDim, FwdKnobs kKnobs, class Probe = NoProbe>
 constexpr auto cand = &candidate<FwdConfig<true, kHeadDim, kKnobs>, Probe>;
-constexpr FwdKnobs kH128 = Sm90H128LongTail<true>::kKnobsGiven;
-constexpr FwdKnobs kH128R9 = set<&FwdKnobs::desc_advance>(kH128, 0);
-constexpr FwdKnobs kH128R8 = set<&FwdKnobs::split_last_pv>(kH128R9, 0);
-constexpr FwdKnobs kH64 = Sm90H64<true>::kKnobsGiven;
-constexpr FwdKnobs kH256 = Sm90H256<true>::kKnobsGiven;
+constexpr FwdKnobs kH128 = tile_policy(TileChoice::h128_long_tail);
+constexpr FwdKnobs kH128R9 = set<&FwdKnobs::desc_advance>(kH128, false);
+constexpr FwdKnobs kH128R8 = set<&FwdKnobs::split_last_pv>(kH128R9, false);
+constexpr FwdKnobs kH64 = tile_policy(TileChoice::h64);
+constexpr FwdKnobs kH256 = tile_policy(TileChoice::h256);
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_tail64", 128, &launch_bf16_h128_long_tail, true, TileChoice::h128_long_tail},
@@ -112,12 +112,13 @@ const Config kConfigs[] = {
     {"h128_n192_tail64_nost", 128, cand<128, kH128R8, NoStoreProbe>, false,
      TileChoice::h128_long_tail},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_r9", 64, cand<64, set<&FwdKnobs::desc_advance>(kH64, 0)>, false, TileChoice::h64},
+    {"h64_m192_r9", 64, cand<64, set<&FwdKnobs::desc_advance>(kH64, false)>, false,
+     TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
-    {"h256_n80_r8", 256, cand<256, set<&FwdKnobs::lazy_rescale>(kH256, 0)>, false,
+    {"h256_n80_r8", 256, cand<256, set<&FwdKnobs::lazy_rescale>(kH256, false)>, false,
      TileChoice::h256},
-    {"h256_n80_da", 256, cand<256, set<&FwdKnobs::desc_advance>(kH256, 1)>, false,
+    {"h256_n80_da", 256, cand<256, set<&FwdKnobs::desc_advance>(kH256, true)>, false,
      TileChoice::h256},
 };
 
