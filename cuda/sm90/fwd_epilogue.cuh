@@ -35,7 +35,8 @@ __device__ __forceinline__ void quad_transpose(std::uint32_t (&x)[4], int q) {
 
 // Stores output columns [8 kJ0, 8 kJ1) of this thread's two rows; the part that ends the row
 // also stores the LSE (Cfg::kSplitLastPv stores each half as soon as its P V has landed).
-template <class Cfg, int kJ0 = 0, int kJ1 = Cfg::kHeadDim / 8, class TileT>
+// Probe::kStoreOutput false (an A/B-tool probe, probe.cuh): computed, not stored.
+template <class Cfg, class Probe, int kJ0 = 0, int kJ1 = Cfg::kHeadDim / 8, class TileT>
 __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, const SeqInfo& s,
                                              const float (&o)[Cfg::kHeadDim / 2],
                                              const float (&inv)[2], const float (&lse)[2], int row0,
@@ -68,7 +69,7 @@ __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, c
     return valid ? pack2(o[4 * j + 2 * r] * scale[r], o[4 * j + 2 * r + 1] * scale[r], Cfg::kBf16)
                  : 0u;
   };
-  if (Cfg::kVecStore && a.out_vec16) {
+  if (a.out_vec16) {
     // 16-byte stores: a quad writes 64 contiguous bytes of a row per instruction instead of 16
     // (4-byte stores held each warpgroup ~2 us per tile, measured by tile trace).
     const int q = lane % 4;
@@ -78,8 +79,8 @@ __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, c
       for (int c = kJ0 / 4; c < kJ1 / 4; ++c) {
         std::uint32_t x[4] = {packed_word(r, 4 * c), packed_word(r, 4 * c + 1),
                               packed_word(r, 4 * c + 2), packed_word(r, 4 * c + 3)};
-        quad_transpose(x, q);            // all lanes, before any row is skipped
-        if constexpr (Cfg::kDiag == 1) { // diagnostics: computed, not stored
+        quad_transpose(x, q); // all lanes, before any row is skipped
+        if constexpr (!Probe::kStoreOutput) {
           asm volatile("" ::"r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]));
         } else if (writes[r]) {
           *reinterpret_cast<uint4*>(out + base[r] + 32 * c + 8 * q) =
@@ -102,7 +103,7 @@ __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, c
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = r == 0 ? row0 : row1;
-    if (kJ1 == D / 8 && Cfg::kDiag == 0 && writes[r] && p.lse != nullptr && lane % 4 == 0) {
+    if (kJ1 == D / 8 && Probe::kStoreOutput && writes[r] && p.lse != nullptr && lane % 4 == 0) {
       const std::int64_t li = packed
                                   ? static_cast<std::int64_t>(t.head) * p.lse_head_stride +
                                         static_cast<std::int64_t>(s.q_row0 + row) * p.lse_row_stride

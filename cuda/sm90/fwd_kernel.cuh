@@ -9,14 +9,14 @@
 #include "fwd_config.cuh"
 #include "mainloop.cuh"
 #include "pipeline.cuh"
+#include "probe.cuh"
 #include "producer.cuh"
 #include "ptx.cuh"
 #include "scheduler.cuh"
-#include "tile_trace.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 
-template <class Cfg>
+template <class Cfg, class Probe = NoProbe>
 __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_constant__ FwdArgs a) {
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   const std::uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -65,7 +65,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
       }
       const TileWork w = tile_work<Cfg>(a, t);
       if (!w.skip) {
-        consume_tile<Cfg>(a, smem, w, wg - 1, it, q_count, TileTrace<Cfg>(a, r, wg - 1));
+        consume_tile<Cfg, Probe>(a, smem, w, wg - 1, it, q_count,
+                                 Probe(a, r, wg - 1, Cfg::kConsumerWGs));
       }
     }
     turn_drain<Cfg>(wg - 1, q_count);

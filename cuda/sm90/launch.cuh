@@ -15,18 +15,19 @@
 #include "fwd_config.cuh"
 #include "fwd_kernel.cuh"
 #include "host_utils.hpp"
+#include "probe.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 
-// trace: Cfg::kTrace builds only (tile_trace.cuh).
-template <class Cfg>
-void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, std::uint64_t* trace = nullptr) {
+// Probe and its buffer: the A/B tool's (probe.cuh); the library launches NoProbe.
+template <class Cfg, class Probe = NoProbe>
+void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, void* probe = nullptr) {
   if (p.B == 0 || p.T == 0 || p.N == 0) {
     return;
   }
   FwdArgs a{};
   a.p = p;
-  a.trace = trace;
+  a.probe = probe;
   const bool packed = p.cu_seqlens_q != nullptr;
   a.out_vec16 = reinterpret_cast<std::uintptr_t>(p.out) % 16 == 0 && p.o_row_stride % 8 == 0 &&
                 p.o_head_stride % 8 == 0 && (packed || p.o_batch_stride % 8 == 0);
@@ -55,7 +56,7 @@ void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, std::uint64_t* tra
   a.score_scale = p.softcap > 0.f ? p.scale / p.softcap : p.scale;
   a.softmax_log2 = p.softcap > 0.f ? kLog2e : p.scale * kLog2e;
 
-  auto* kernel = &fwd_kernel<Cfg>;
+  auto* kernel = &fwd_kernel<Cfg, Probe>;
   // The shared-memory opt-in is per device: set it once per device id (a bit each).
   static std::atomic<std::uint64_t> smem_set{0};
   int dev = 0;

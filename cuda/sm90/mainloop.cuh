@@ -2,6 +2,7 @@
 // wgmma with the online softmax in registers. Per key block it: issue S(it), rescale O, issue
 // P V(it - 1), pass the GEMM turn, softmax(it) while P V(it - 1) runs, then pack P(it)
 // (Cfg::kLateRescale: O is rescaled after P V(it - 1) completes, before the packing).
+// TileMainloop holds a tile's state and names these steps; consume_tile runs them.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +10,11 @@
 #include "fwd_config.cuh"
 #include "fwd_epilogue.cuh"
 #include "pipeline.cuh"
+#include "probe.cuh"
 #include "ptx.cuh"
 #include "scheduler.cuh"
 #include "seq_mask.cuh"
 #include "softmax.cuh"
-#include "tile_trace.cuh"
 #include "wgmma_ops.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -52,28 +53,35 @@ __device__ __forceinline__ void turn_pass(int wg) {
   }
 }
 
-// Cfg::kCarryTurn: the last warpgroup's final pass of the kernel has no tile to start;
-// warpgroup 0 takes it so that no named barrier is left half-arrived at exit.
+// Turns run on across tiles (the last warpgroup passes after its last GEMMs of a tile too), so
+// its final pass of the kernel has no tile to start: warpgroup 0 takes it so that no named
+// barrier is left half-arrived at exit.
 template <class Cfg>
 __device__ __forceinline__ void turn_drain(int wg, int q_count) {
-  if constexpr (Cfg::kCarryTurn) {
+  if constexpr (Cfg::kPingPong) {
     if (wg == 0 && q_count > 0) {
       named_bar_sync(2, 256);
     }
   }
 }
 
-template <class Cfg>
-__device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t smem,
-                                             const TileWork& w, int wg, int& it_base, int& q_count,
-                                             const TileTrace<Cfg>& trace) {
-  constexpr int BN = Cfg::kBlockN;
-  constexpr int D = Cfg::kHeadDim;
-  constexpr int kSRegs = BN / 2;
-  constexpr int kORegs = D / 2;
-  constexpr int kLastWG = Cfg::kConsumerWGs - 1;
+// One consumer warpgroup's tile: its registers (O, the scores, the P fragments, the softmax
+// state) and the steps of its mainloop. The per-block steps take the scores (R = width / 2
+// registers per thread) and P fragments (width / 16 k-steps) as arguments: full blocks pass sc
+// and pa, a narrow last block (Cfg::kTailN) their leading registers.
+template <class Cfg, class Probe>
+struct TileMainloop {
+  static constexpr int BN = Cfg::kBlockN;
+  static constexpr int D = Cfg::kHeadDim;
+  static constexpr int kSRegs = BN / 2;
+  static constexpr int kORegs = D / 2;
   using MmaO = WgmmaRS<D, Cfg::kBf16>;
 
+  const FwdArgs& a;
+  const std::uint32_t smem;
+  const TileWork& w;
+  const int wg;
+  int& it_base; // K/V block iterations before this tile (ring position)
   const int tid = static_cast<int>(threadIdx.x) % 128;
   const int lane = tid % 32;
   const int wg_row0 = w.t.m_block * Cfg::kBlockM + wg * 64; // first query row of this warpgroup
@@ -82,26 +90,21 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
   const KeyRange keys0 = row_keys(a.p, w.s, row0);
   const KeyRange keys1 = row_keys(a.p, w.s, row1);
   const Ring<Cfg> ring{smem + Cfg::kOffBar};
-  const int qs = Ring<Cfg>::q_stage(q_count);
+  const int qs;
   const std::uint32_t q_base = smem + Cfg::kOffQ + qs * Cfg::kQBytes + wg * 64 * 128;
   const float log2_mul = a.softmax_log2;
   const int n_iter = w.n_iter();
+  // The tile's registers: consume_tile's own arrays, by reference (held as members of this
+  // struct they compiled to other code, and the 192-key tile spilled).
+  float (&o)[kORegs];
+  OnlineSoftmax& sm;
+  float (&sc)[kSRegs];
+  std::uint32_t (&pa)[BN / 16][4];
+  float (&corr)[2];
+  bool& rescale_due; // Cfg::kLazyRescale: false when the last softmax kept the max
 
-  float o[kORegs];
-#pragma unroll
-  for (int i = 0; i < kORegs; ++i) {
-    o[i] = 0.f;
-  }
-  OnlineSoftmax sm;
-  float sc[kSRegs];
-  std::uint32_t pa[BN / 16][4];
-  float corr[2] = {1.f, 1.f};
-  bool rescale_due = true; // Cfg::kLazyRescale: false when the last softmax kept the max
-
-  // The per-block steps take the scores (R = width / 2 registers per thread) and P fragments
-  // (width / 16 k-steps) as arguments: full blocks pass sc and pa, a narrow last block
-  // (Cfg::kTailN) their leading registers.
-  const auto issue_s = [&]<int R>(int i, float(&acc)[R]) {
+  template <int R>
+  __device__ __forceinline__ void issue_s(int i, float (&acc)[R]) {
     using MmaS = WgmmaSS<2 * R, Cfg::kBf16>;
     const std::uint32_t k_base = smem + Cfg::kOffK + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     wgmma_fence();
@@ -123,18 +126,21 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       }
     }
     wgmma_commit();
-  };
+  }
+
   // Waits for V of block i (and zeroes padding rows). Called outside the GEMM turn: the
   // zeroing synchronises all consumer warpgroups.
-  const auto wait_v = [&](int i) {
+  __device__ __forceinline__ void wait_v(int i) {
     const int st = Ring<Cfg>::stage(it_base + i);
     mbar_wait(ring.v_full(st), Ring<Cfg>::parity(it_base + i));
     const int n0 = (w.nb_begin + i) * BN;
     if (a.p.seqlens_k != nullptr && n0 + BN > w.s.k_len) {
       zero_padding_rows<Cfg>(smem + Cfg::kOffV + st * Cfg::kKVBytes, w.s.k_len - n0, wg, tid);
     }
-  };
-  const auto issue_pv = [&]<int KS>(int i, std::uint32_t(&p)[KS][4]) {
+  }
+
+  template <int KS>
+  __device__ __forceinline__ void issue_pv(int i, std::uint32_t (&p)[KS][4]) {
     const std::uint32_t v_base = smem + Cfg::kOffV + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     reg_fence(o);
     wgmma_fence();
@@ -147,8 +153,9 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       MmaO::run(o, p[kk], dv, 1);
     }
     wgmma_commit();
-  };
-  const auto rescale_o = [&]() {
+  }
+
+  __device__ __forceinline__ void rescale_o() {
     if (Cfg::kLazyRescale && !rescale_due) { // warp-uniform
       return;
     }
@@ -159,9 +166,11 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       o[4 * j + 2] *= corr[1];
       o[4 * j + 3] *= corr[1];
     }
-  };
+  }
+
   // Scores of block i -> unnormalised probabilities, and corr for the older rows of O.
-  const auto softmax = [&]<int R>(int i, float(&acc)[R]) {
+  template <int R>
+  __device__ __forceinline__ void softmax(int i, float (&acc)[R]) {
     if (a.softcap_mul > 0.f) {
       apply_softcap(acc, a.score_scale, a.softcap_mul);
     }
@@ -170,10 +179,12 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       apply_mask(acc, n0 + 2 * (lane % 4), keys0, keys1);
     }
     rescale_due = sm.template step<Cfg::kLazyRescale ? 8.f : 0.f>(acc, log2_mul, corr);
-  };
+  }
+
   // Probabilities -> wgmma A fragments; only once the previous P V completed (wgmma reads its
   // A registers asynchronously).
-  const auto pack_p = [&]<int R>(float(&acc)[R], std::uint32_t(&p)[R / 8][4]) {
+  template <int R>
+  __device__ __forceinline__ void pack_p(float (&acc)[R], std::uint32_t (&p)[R / 8][4]) {
 #pragma unroll
     for (int kk = 0; kk < R / 8; ++kk) {
       p[kk][0] = pack2(acc[8 * kk + 0], acc[8 * kk + 1], Cfg::kBf16);
@@ -182,16 +193,35 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       p[kk][3] = pack2(acc[8 * kk + 6], acc[8 * kk + 7], Cfg::kBf16);
       reg_fence(p[kk]); // pin the conversions here, not between later wgmma issues
     }
-  };
-  const auto release = [&](std::uint32_t bar) {
+  }
+
+  __device__ __forceinline__ void release(std::uint32_t bar) const {
     __syncwarp();
     if (lane == 0) {
       mbar_arrive(bar);
     }
-  };
+  }
+
+  // Key block 0: S(0) in one turn (no P V yet), then its softmax and P(0).
+  __device__ __forceinline__ void first_block() {
+    mbar_wait(ring.k_full(Ring<Cfg>::stage(it_base)), Ring<Cfg>::parity(it_base));
+    turn_wait<Cfg>(wg);
+    issue_s(0, sc);
+    turn_pass<Cfg>(wg);
+    wgmma_wait<0>();
+    reg_fence(sc);
+    release(ring.k_empty(Ring<Cfg>::stage(it_base)));
+    if (n_iter == 1) {
+      release(ring.q_empty(qs));
+    }
+    softmax(0, sc);
+    pack_p(sc, pa);
+  }
+
   // Key block i >= 1: S(i) and P V(i - 1) (always a full block) in one turn, softmax(i) while
   // they run, then P(i).
-  const auto step = [&]<int R>(int i, float(&acc)[R], std::uint32_t(&p)[R / 8][4]) {
+  template <int R>
+  __device__ __forceinline__ void step(int i, float (&acc)[R], std::uint32_t (&p)[R / 8][4]) {
     const int st = Ring<Cfg>::stage(it_base + i);
     mbar_wait(ring.k_full(st), Ring<Cfg>::parity(it_base + i));
     wait_v(i - 1);
@@ -201,9 +231,7 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       rescale_o(); // by the factor of block i - 1, while S(i) runs
     }
     issue_pv(i - 1, pa);
-    if (Cfg::kCarryTurn || !(wg == kLastWG && i == n_iter - 1)) {
-      turn_pass<Cfg>(wg);
-    }
+    turn_pass<Cfg>(wg);
     wgmma_wait<1>();
     reg_fence(acc);
     release(ring.k_empty(st));
@@ -218,10 +246,12 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       rescale_o(); // by block i's factor, now that P V(i - 1) has landed in O
     }
     pack_p(acc, p);
-  };
+  }
+
   // The tile's last P V (outside the turn). Cfg::kSplitLastPv: as two column halves, the
   // first half's rows stored while the second half's GEMM runs; true when it stored them.
-  const auto last_pv = [&]<int KS>(std::uint32_t(&p)[KS][4]) -> bool {
+  template <int KS>
+  __device__ __forceinline__ bool last_pv(std::uint32_t (&p)[KS][4]) {
     wait_v(n_iter - 1);
     if constexpr (!Cfg::kLateRescale) {
       rescale_o();
@@ -251,11 +281,11 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       sm.finish(log2_mul, inv, lse);
       wgmma_wait<1>();
       reg_fence(o_lo);
-      store_output<Cfg, 0, D / 16>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+      store_output<Cfg, Probe, 0, D / 16>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
       wgmma_wait<0>();
       reg_fence(o_hi);
       release(ring.v_empty(st));
-      store_output<Cfg, D / 16, D / 8>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+      store_output<Cfg, Probe, D / 16, D / 8>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
       return true;
     } else {
       issue_pv(n_iter - 1, p);
@@ -264,31 +294,10 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
       release(ring.v_empty(st));
       return false;
     }
-  };
+  }
 
-  trace.mark(kTraceTileStart);
-  trace.tile(n_iter, w.t);
-  bool stored = false; // the last P V stored the rows already (Cfg::kSplitLastPv)
-  if (n_iter > 0) {
-    mbar_wait(ring.q_full(qs), Ring<Cfg>::q_parity(q_count));
-    trace.mark(kTraceQArrived);
-    if (Cfg::kPingPong && wg == kLastWG && (!Cfg::kCarryTurn || q_count == 0)) {
-      turn_pass<Cfg>(wg); // warpgroup 0 issues first
-    }
-    mbar_wait(ring.k_full(Ring<Cfg>::stage(it_base)), Ring<Cfg>::parity(it_base));
-    turn_wait<Cfg>(wg);
-    issue_s(0, sc);
-    if (Cfg::kCarryTurn || !(wg == kLastWG && n_iter == 1)) {
-      turn_pass<Cfg>(wg);
-    }
-    wgmma_wait<0>();
-    reg_fence(sc);
-    release(ring.k_empty(Ring<Cfg>::stage(it_base)));
-    if (n_iter == 1) {
-      release(ring.q_empty(qs));
-    }
-    softmax(0, sc);
-    pack_p(sc, pa);
+  // Key blocks 1.. and the last P V; true when that stored the rows (Cfg::kSplitLastPv).
+  __device__ __forceinline__ bool blocks() {
     // Narrow last block: decided outside the loop so the loop body keeps one wgmma pipeline
     // (a run-time width choice inside it makes ptxas serialise the wgmma issues).
     bool narrow_tail = false;
@@ -304,23 +313,68 @@ __device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t sme
         auto& sc_tail = *reinterpret_cast<float(*)[Cfg::kTailN / 2]>(&sc[0]);
         auto& pa_tail = *reinterpret_cast<std::uint32_t(*)[Cfg::kTailN / 16][4]>(&pa[0][0]);
         step(n_iter - 1, sc_tail, pa_tail);
-        stored = last_pv(pa_tail);
+        return last_pv(pa_tail);
       }
-    } else {
-      stored = last_pv(pa);
     }
-    trace.mark(kTraceMainloopDone);
-    it_base += n_iter;
-    ++q_count;
+    return last_pv(pa);
   }
 
-  if (!stored) {
+  // Normalises O and stores it with the LSE.
+  __device__ __forceinline__ void store() {
     float inv[2];
     float lse[2];
     sm.finish(log2_mul, inv, lse);
-    store_output<Cfg>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
+    store_output<Cfg, Probe>(a, w.t, w.s, o, inv, lse, row0, row1, lane);
   }
-  trace.mark(kTraceStored);
+};
+
+// One tile of consumer warpgroup wg: its key blocks, then the output rows (probe: probe.cuh).
+template <class Cfg, class Probe>
+__device__ __forceinline__ void consume_tile(const FwdArgs& a, std::uint32_t smem,
+                                             const TileWork& w, int wg, int& it_base, int& q_count,
+                                             const Probe& probe) {
+  using T = TileMainloop<Cfg, Probe>;
+  float o[T::kORegs];
+#pragma unroll
+  for (int i = 0; i < T::kORegs; ++i) {
+    o[i] = 0.f;
+  }
+  OnlineSoftmax sm;
+  float sc[T::kSRegs];
+  std::uint32_t pa[T::BN / 16][4];
+  float corr[2] = {1.f, 1.f};
+  bool rescale_due = true;
+  T t{.a = a,
+      .smem = smem,
+      .w = w,
+      .wg = wg,
+      .it_base = it_base,
+      .qs = Ring<Cfg>::q_stage(q_count),
+      .o = o,
+      .sm = sm,
+      .sc = sc,
+      .pa = pa,
+      .corr = corr,
+      .rescale_due = rescale_due};
+  probe.mark(kProbeTileStart);
+  probe.tile(t.n_iter, w.t);
+  bool stored = false; // the last P V stored the rows already (Cfg::kSplitLastPv)
+  if (t.n_iter > 0) {
+    mbar_wait(t.ring.q_full(t.qs), Ring<Cfg>::q_parity(q_count));
+    probe.mark(kProbeQArrived);
+    if (Cfg::kPingPong && wg == Cfg::kConsumerWGs - 1 && q_count == 0) {
+      turn_pass<Cfg>(wg); // warpgroup 0 issues first, once per CTA
+    }
+    t.first_block();
+    stored = t.blocks();
+    probe.mark(kProbeMainloopDone);
+    it_base += t.n_iter;
+    ++q_count;
+  }
+  if (!stored) {
+    t.store();
+  }
+  probe.mark(kProbeStored);
 }
 
 } // namespace kattn::cuda_kernels::sm90

@@ -1,5 +1,5 @@
 // Persistent tile scheduler, static and deterministic. Single tiles (head dim 64's 192-row
-// configuration, fwd_config.cuh): tiles are ordered with the query blocks that see the most keys
+// configuration, tile_policy.hpp): tiles are ordered with the query blocks that see the most keys
 // first (causal/windowed: the bottom blocks) and heads varying fastest (CTAs running together
 // share K/V in L2). Round r hands tiles [r G, (r + 1) G) to the G CTAs, in snake order (odd
 // rounds reversed) so that with decreasing tile costs no CTA gets the heaviest tile of every

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "host_utils.hpp"
-#include "inst/instances.hpp"
+#include "inst/run_switch.hpp"
 #include "tile_choice.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -165,19 +165,7 @@ void run(const FlashFwdParams& p, CUstream_st* stream) {
     throw std::invalid_argument("sm90::run: head dim " + std::to_string(p.H) +
                                 " is not instantiated");
   }
-  const bool bf16 = p.dtype == ElemType::bf16;
-  switch (choose_tile(p)) {
-  case TileChoice::h64:
-    return bf16 ? launch_bf16_h64(p, stream) : launch_f16_h64(p, stream);
-  case TileChoice::h64_short_causal:
-    return bf16 ? launch_bf16_h64_short_causal(p, stream) : launch_f16_h64_short_causal(p, stream);
-  case TileChoice::h128_short:
-    return bf16 ? launch_bf16_h128_short(p, stream) : launch_f16_h128_short(p, stream);
-  case TileChoice::h128_long_tail:
-    return bf16 ? launch_bf16_h128_long_tail(p, stream) : launch_f16_h128_long_tail(p, stream);
-  case TileChoice::h256:
-    return bf16 ? launch_bf16_h256(p, stream) : launch_f16_h256(p, stream);
-  }
+  launch_tile(choose_tile(p), p.dtype == ElemType::bf16, p, stream);
 }
 
 } // namespace kattn::cuda_kernels::sm90

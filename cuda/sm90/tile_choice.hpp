@@ -1,20 +1,16 @@
-// Which compiled tile configuration (fwd_config.cuh) serves a problem, and its name.
+// Which compiled tile configuration (tile_policy.hpp) serves a problem, and its name.
 #pragma once
 
-#include "fwd_config.cuh"
 #include "kattn_cuda/flash_params.hpp"
+#include "tile_policy.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
 
-enum class TileChoice { h64, h64_short_causal, h128_short, h128_long_tail, h256 };
-
 // The key length is the batch maximum for ragged batches. The boundaries are the measured
 // crossovers (docs/cuda-sm90.md, "Tile configurations"): head dim 128 at 4096 keys (192-key
-// blocks +1-2% there since round 5's carried turns), head dim 64 causal at 1024 keys (+8-12% below,
-// -3..-5% at 2048 and above). Head dim 128 from 4096 keys: one configuration, 192-key blocks
-// with a narrow (64-key) last block where it holds at most 64 keys; since round 9 it is as fast
-// or faster than the same tile without the narrow path also where that path is not taken (8192
-// keys: +0.1..+1.5% in six interleaved runs), so there is no second long configuration.
+// blocks +1-2% there), head dim 64 causal at 1024 keys (+8-12% below, -3..-5% from 2048). One
+// head dim 128 configuration from 4096 keys: its narrow-last-block path costs nothing where it
+// is not taken (round 9).
 inline TileChoice choose_tile(const FlashFwdParams& p) {
   if (p.H == 64) {
     const bool causal = p.window_right == 0 && p.window_left < 0;

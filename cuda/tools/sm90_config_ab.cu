@@ -13,8 +13,9 @@
 //   --mix: interleave every shape too (one repetition runs every shape x configuration), so
 //          shapes can be compared with each other (clocks drift between shapes otherwise);
 //   --trace DIR: after timing, one launch per shape of each tracing configuration writes its
-//          per-tile timestamps (cuda/sm90/tile_trace.cuh) to DIR/<config>_T<T>_S<S>_B<B>_c<c>.bin
-//          as uint64 [grid][kTraceRounds][warpgroups][kTraceWords] (summary:
+//          per-tile timestamps (TileTraceProbe, sm90_probes.cuh) to
+//          DIR/<config>_T<T>_S<S>_B<B>_c<c>.bin as uint64
+//          [grid][kTraceRounds][warpgroups][kTraceWords] (summary:
 //          cuda/tools/sm90_trace_summary.py).
 #include <cuda_runtime.h>
 
@@ -32,7 +33,7 @@
 #include "sm90/inst/instances.hpp"
 #include "sm90/launch.cuh"
 #include "sm90/tile_choice.hpp"
-#include "sm90/tile_trace.cuh"
+#include "sm90_probes.cuh"
 
 namespace {
 
@@ -45,13 +46,14 @@ void check(cudaError_t e, const char* what) {
 }
 
 // Candidates: configurations the library does not instantiate (an instantiation here of a
-// shipped configuration would register the same kernel from two translation units).
-template <class Cfg>
+// shipped configuration would register the same kernel from two translation units), or any
+// configuration with a probe of the tool (sm90_probes.cuh).
+template <class Cfg, class Probe = NoProbe>
 void candidate(const FlashFwdParams& p, cudaStream_t s) {
-  launch_fwd<Cfg>(p, s);
+  launch_fwd<Cfg, Probe>(p, s);
 }
 
-// Tracing twins of configurations (kTrace = 1), launched once per shape with --trace.
+// Tracing twins of configurations (TileTraceProbe), launched once per shape with --trace.
 struct TraceConfig {
   const char* name;
   int head_dim;
@@ -60,19 +62,18 @@ struct TraceConfig {
 };
 template <class Cfg>
 void traced(const FlashFwdParams& p, cudaStream_t s, std::uint64_t* trace) {
-  launch_fwd<Cfg>(p, s, trace);
+  launch_fwd<Cfg, TileTraceProbe>(p, s, trace);
 }
 // k with one knob changed: set<&FwdKnobs::tail_n>(k, 0).
-template <auto kMember>
-constexpr FwdKnobs set(FwdKnobs k, int value) {
+template <auto kMember, class V>
+constexpr FwdKnobs set(FwdKnobs k, V value) {
   k.*kMember = value;
   return k;
 }
 
 // The shipped head dim 128 configuration with per-tile timestamps.
 const TraceConfig kTraceConfigs[] = {
-    {"h128_n192_tail64_trace", 128, 2,
-     &traced<FwdConfig<true, 128, set<&FwdKnobs::trace>(Sm90H128LongTail<true>::kKnobsGiven, 1)>>},
+    {"h128_n192_tail64_trace", 128, 2, &traced<Sm90Config<true, TileChoice::h128_long_tail>>},
 };
 
 struct Config {
@@ -92,13 +93,13 @@ struct Config {
 // without the narrow last block (a configuration of its own until round 9); h256_n80_da = head
 // dim 256 with .desc_advance (mixed: not shipped); _nost = a diagnostic with wrong outputs,
 // round 8's narrow-tail configuration without its global stores (what the stores cost).
-template <int kHeadDim, FwdKnobs kKnobs>
-constexpr auto cand = &candidate<FwdConfig<true, kHeadDim, kKnobs>>;
-constexpr FwdKnobs kH128 = Sm90H128LongTail<true>::kKnobsGiven;
-constexpr FwdKnobs kH128R9 = set<&FwdKnobs::desc_advance>(kH128, 0);
-constexpr FwdKnobs kH128R8 = set<&FwdKnobs::split_last_pv>(kH128R9, 0);
-constexpr FwdKnobs kH64 = Sm90H64<true>::kKnobsGiven;
-constexpr FwdKnobs kH256 = Sm90H256<true>::kKnobsGiven;
+template <int kHeadDim, FwdKnobs kKnobs, class Probe = NoProbe>
+constexpr auto cand = &candidate<FwdConfig<true, kHeadDim, kKnobs>, Probe>;
+constexpr FwdKnobs kH128 = tile_policy(TileChoice::h128_long_tail);
+constexpr FwdKnobs kH128R9 = set<&FwdKnobs::desc_advance>(kH128, false);
+constexpr FwdKnobs kH128R8 = set<&FwdKnobs::split_last_pv>(kH128R9, false);
+constexpr FwdKnobs kH64 = tile_policy(TileChoice::h64);
+constexpr FwdKnobs kH256 = tile_policy(TileChoice::h256);
 const Config kConfigs[] = {
     {"h128_paired_q2", 128, &launch_bf16_h128_short, true, TileChoice::h128_short},
     {"h128_n192_tail64", 128, &launch_bf16_h128_long_tail, true, TileChoice::h128_long_tail},
@@ -108,15 +109,16 @@ const Config kConfigs[] = {
     {"h128_n192_tail64_r8", 128, cand<128, kH128R8>, false, TileChoice::h128_long_tail},
     {"h128_n192_r8", 128, cand<128, set<&FwdKnobs::tail_n>(kH128R8, 0)>, false,
      TileChoice::h128_long_tail},
-    {"h128_n192_tail64_nost", 128, cand<128, set<&FwdKnobs::diag>(kH128R8, 1)>, false,
+    {"h128_n192_tail64_nost", 128, cand<128, kH128R8, NoStoreProbe>, false,
      TileChoice::h128_long_tail},
     {"h64_m192", 64, &launch_bf16_h64, true, TileChoice::h64},
-    {"h64_m192_r9", 64, cand<64, set<&FwdKnobs::desc_advance>(kH64, 0)>, false, TileChoice::h64},
+    {"h64_m192_r9", 64, cand<64, set<&FwdKnobs::desc_advance>(kH64, false)>, false,
+     TileChoice::h64},
     {"h64_m128_paired", 64, &launch_bf16_h64_short_causal, true, TileChoice::h64_short_causal},
     {"h256_n80_paired", 256, &launch_bf16_h256, true, TileChoice::h256},
-    {"h256_n80_r8", 256, cand<256, set<&FwdKnobs::lazy_rescale>(kH256, 0)>, false,
+    {"h256_n80_r8", 256, cand<256, set<&FwdKnobs::lazy_rescale>(kH256, false)>, false,
      TileChoice::h256},
-    {"h256_n80_da", 256, cand<256, set<&FwdKnobs::desc_advance>(kH256, 1)>, false,
+    {"h256_n80_da", 256, cand<256, set<&FwdKnobs::desc_advance>(kH256, true)>, false,
      TileChoice::h256},
 };
 

@@ -2,7 +2,7 @@
 // no GPU needed, so CI runs it. For every (query blocks M, batch B, heads N, grid G) in a range
 // that covers odd M, grids larger and smaller than the tile count and the H200's 132 SMs, every
 // tile (m, b, h) is produced exactly once over the rounds, and
-// for each configuration the library instantiates (fwd_config.cuh):
+// for each configuration the library instantiates (tile_policy.hpp):
 //  - single-tile order (head dim 64, 192-row tiles): rounds hand out tiles with non-increasing m
 //    (the blocks that see the most keys under a causal mask first);
 //  - paired order (every other configuration): a CTA's odd round runs the partner
@@ -12,10 +12,18 @@
 #include <vector>
 
 #include "sm90/scheduler.cuh"
+#include "sm90/tile_policy.hpp"
 
 namespace {
 
 using namespace kattn::cuda_kernels::sm90;
+
+// The single-tile order at a head dim whose shipped configurations all pair.
+constexpr FwdKnobs kH128SingleTiles = [] {
+  FwdKnobs k = tile_policy(TileChoice::h128_short);
+  k.paired = false;
+  return k;
+}();
 
 template <class Cfg>
 bool check(const char* name, long& cases) {
@@ -82,11 +90,12 @@ bool check(const char* name, long& cases) {
 int main() {
   long cases = 0;
   const bool ok =
-      check<Sm90H64<true>>("h64", cases) &&
-      check<Sm90H64ShortCausal<true>>("h64 short causal", cases) &&
-      check<Sm90H128Short<true>>("h128 short", cases) &&
-      check<Sm90H128LongTail<true>>("h128 long", cases) && check<Sm90H256<true>>("h256", cases) &&
-      check<FwdConfig<true, 128, FwdKnobs{.paired = 0}>>("h128 single-tile order", cases);
+      check<Sm90Config<true, TileChoice::h64>>("h64", cases) &&
+      check<Sm90Config<true, TileChoice::h64_short_causal>>("h64 short causal", cases) &&
+      check<Sm90Config<true, TileChoice::h128_short>>("h128 short", cases) &&
+      check<Sm90Config<true, TileChoice::h128_long_tail>>("h128 long", cases) &&
+      check<Sm90Config<true, TileChoice::h256>>("h256", cases) &&
+      check<FwdConfig<true, 128, kH128SingleTiles>>("h128 single-tile order", cases);
   if (!ok)
     return 1;
   std::printf("sm90 scheduler: %ld (M, B, N, grid) cases, every tile exactly once, order holds\n",
