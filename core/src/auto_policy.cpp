@@ -108,8 +108,8 @@ Backend requested_backend(const Options& o) {
 }
 
 std::string layout_copies_cost() {
-  // benchmarks/results/h200-2026-12-01-layouts.md (scripts/bench-layouts.sh).
-  return "on an H200 they cost 2.2-2.5x at the codelab's tiny problem and 1.24-1.47x at 8k "
+  // benchmarks/results/h200-2026-12-01-layouts-vec.md (scripts/bench-layouts.sh).
+  return "on an H200 they cost 2.2-2.5x at the codelab's tiny problem and 1.20-1.38x at 8k "
          "tokens; docs/performance.md";
 }
 
