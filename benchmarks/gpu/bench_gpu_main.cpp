@@ -28,13 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_check.hpp"
 #include "gpu_sets.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
 
 namespace {
 
-using kattn_bench::check_cuda;
+using kattn::cuda_kernels::check_cuda;
 using kattn_bench::SetRing;
 using kattn_bench::Shape;
 

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_check.hpp"
+
 namespace bench_layouts { // named: nvcc's device lambdas below need a named enclosing scope
 
 using bf16 = Kokkos::Experimental::bhalf_t;
@@ -34,10 +36,7 @@ using Mem = Kokkos::CudaSpace;
 using Right = Kokkos::View<bf16****, Kokkos::LayoutRight, Mem>;
 using Left = Kokkos::View<bf16****, Kokkos::LayoutLeft, Mem>;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using kattn::cuda_kernels::check_cuda;
 
 struct Shape {
   const char* exp;
@@ -130,8 +129,8 @@ int main(int argc, char** argv) {
       throw std::runtime_error("--backend: unknown backend " + a.backend);
     int dev = 0;
     cudaDeviceProp prop{};
-    check(cudaGetDevice(&dev), "cudaGetDevice");
-    check(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+    check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+    check_cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
     const Kokkos::Cuda exec;
     const cudaStream_t st = exec.cuda_stream();
     const Shape shapes[] = {{"codelab", 4, 128, 8, 64, false},
@@ -193,27 +192,27 @@ int main(int argc, char** argv) {
       std::vector<Row> rows(impls.size());
       std::vector<std::vector<float>> ms(impls.size());
       cudaEvent_t e0, e1;
-      check(cudaEventCreate(&e0), "cudaEventCreate");
-      check(cudaEventCreate(&e1), "cudaEventCreate");
+      check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
+      check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
       for (int rep = 0; rep < a.warmup + a.repeats; ++rep, ++turn)
         for (std::size_t j = 0; j < impls.size(); ++j) {
           if (!rows[j].error.empty())
             continue;
           try {
-            check(cudaEventRecord(e0, st), "cudaEventRecord");
+            check_cuda(cudaEventRecord(e0, st), "cudaEventRecord");
             call(j);
-            check(cudaEventRecord(e1, st), "cudaEventRecord");
-            check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+            check_cuda(cudaEventRecord(e1, st), "cudaEventRecord");
+            check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
             float t = 0;
-            check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+            check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
             if (rep >= a.warmup)
               ms[j].push_back(t);
           } catch (const std::exception& e) {
             rows[j].error = e.what();
           }
         }
-      check(cudaEventDestroy(e0), "cudaEventDestroy");
-      check(cudaEventDestroy(e1), "cudaEventDestroy");
+      check_cuda(cudaEventDestroy(e0), "cudaEventDestroy");
+      check_cuda(cudaEventDestroy(e1), "cudaEventDestroy");
       // What ran: the plan's choice for LayoutLeft, the same dispatch on LayoutRight.
       const KokkosAttn::Plan<Kokkos::Cuda> plan_right(exec, right[0]->q, right[0]->k, right[0]->v,
                                                       right[0]->out, o);

@@ -3,19 +3,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
+#include "common/cuda_check.hpp"
 #include "kokkosattn/half.hpp"
 
 namespace kattn_bench {
 
-void check_cuda(int error, const char* what) {
-  const auto e = static_cast<cudaError_t>(error);
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
+using kattn::cuda_kernels::check_cuda;
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) {
   check_cuda(cudaMalloc(&ptr_, bytes), "cudaMalloc");

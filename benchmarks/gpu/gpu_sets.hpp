@@ -52,6 +52,4 @@ private:
   std::size_t bytes_per_set_ = 0;
 };
 
-void check_cuda(int error, const char* what); // cudaError_t as int: this header names no CUDA type
-
 } // namespace kattn_bench

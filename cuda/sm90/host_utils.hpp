@@ -8,8 +8,6 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-// Throws std::runtime_error naming `what` and the CUDA error.
-void check_cuda(cudaError_t e, const char* what);
 // 4-d bf16/fp16 tensor map (cols, rows, heads, batches; strides in elements) with 128-byte
 // swizzle and a (64, box_rows, 1, 1) box; cuTensorMapEncodeTiled via the runtime's entry point.
 CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,

@@ -6,12 +6,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
+#include "common/cuda_check.hpp"
 #include "fwd_config.cuh"
 #include "fwd_kernel.cuh"
 #include "host_utils.hpp"
@@ -56,22 +54,11 @@ void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, void* probe = null
   a.score_scale = p.softcap > 0.f ? p.scale / p.softcap : p.scale;
   a.softmax_log2 = p.softcap > 0.f ? kLog2e : p.scale * kLog2e;
 
-  auto* kernel = &fwd_kernel<Cfg, Probe>;
-  // The shared-memory opt-in is per device: set it once per device id (a bit each).
-  static std::atomic<std::uint64_t> smem_set{0};
-  int dev = 0;
-  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  const std::uint64_t bit = dev >= 0 && dev < 64 ? std::uint64_t{1} << dev : 0;
-  if (bit == 0 || (smem_set.load(std::memory_order_acquire) & bit) == 0) {
-    check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes),
-        "cudaFuncSetAttribute(sm90 fwd smem)");
-    smem_set.fetch_or(bit, std::memory_order_release);
-  }
+  opt_in_smem<&fwd_kernel<Cfg, Probe>>(Cfg::kSmemBytes, "sm90 fwd");
   // Persistent: one CTA per SM (the shared-memory ring allows no second one).
   const int work = num_work_items<Cfg>(a.num_m_blocks, p.B, p.N);
   const dim3 grid(static_cast<unsigned>(std::min(work, multiprocessor_count())));
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
+  fwd_kernel<Cfg, Probe><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
   check_cuda(cudaGetLastError(), "sm90 fwd launch");
 }
 

@@ -12,18 +12,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/cuda_check.hpp"
 #include "host_utils.hpp"
 #include "inst/run_switch.hpp"
 #include "tile_choice.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-  }
-}
 
 namespace {
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_check.hpp"
 #include "fa_sweep.hpp"
 #include "kattn_cuda/flash_fwd.hpp"
 
@@ -24,10 +25,7 @@ namespace {
 using kattn::cuda_kernels::ElemType;
 using kattn::cuda_kernels::FlashFwdParams;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using kattn::cuda_kernels::check_cuda;
 
 // bf16 / f16 bits of N(0,1)-ish values (sum of uniforms), from a fixed LCG: fast for 100 MB.
 std::vector<std::uint16_t> random_bits(std::size_t n, bool f16, std::uint64_t seed) {
@@ -82,7 +80,7 @@ int main(int argc, char** argv) {
       return 77;
     }
     cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     std::printf("# %s (sm_%d%d); %s; median of %d after 3 warm-ups; TFLOP/s = 4*B*N*T*S*H "
                 "(causal halved)\n",
                 prop.name, prop.major, prop.minor, f16 ? "f16" : "bf16", repeats);
@@ -93,16 +91,17 @@ int main(int argc, char** argv) {
     void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
     float* lse = nullptr;
     for (void** p : {&q, &k, &v, &o})
-      check(cudaMalloc(p, elems * 2), "cudaMalloc");
-    check(cudaMalloc(reinterpret_cast<void**>(&lse), tokens * 64 * sizeof(float)), "cudaMalloc");
+      check_cuda(cudaMalloc(p, elems * 2), "cudaMalloc");
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&lse), tokens * 64 * sizeof(float)),
+               "cudaMalloc");
     std::uint64_t seed = 1;
     for (void* p : {q, k, v}) {
       const auto h = random_bits(elems, f16, seed++);
-      check(cudaMemcpy(p, h.data(), elems * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+      check_cuda(cudaMemcpy(p, h.data(), elems * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
     }
     cudaEvent_t e0, e1;
-    check(cudaEventCreate(&e0), "cudaEventCreate");
-    check(cudaEventCreate(&e1), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
     for (int H : Hs)
       for (int T : Ts)
         for (bool causal : {false, true}) {
@@ -116,12 +115,12 @@ int main(int argc, char** argv) {
           }
           std::vector<float> ms;
           for (int r = 0; r < repeats + 3; ++r) {
-            check(cudaEventRecord(e0), "cudaEventRecord");
+            check_cuda(cudaEventRecord(e0), "cudaEventRecord");
             kattn::cuda_kernels::flash_fwd(p, nullptr);
-            check(cudaEventRecord(e1), "cudaEventRecord");
-            check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+            check_cuda(cudaEventRecord(e1), "cudaEventRecord");
+            check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
             float t = 0;
-            check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+            check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
             if (r >= 3)
               ms.push_back(t);
           }
@@ -133,8 +132,8 @@ int main(int argc, char** argv) {
                       p.N, H, causal ? 1 : 0, "", med, flops / (med * 1e-3) / 1e12);
         }
     for (void* p : {q, k, v, o})
-      check(cudaFree(p), "cudaFree");
-    check(cudaFree(lse), "cudaFree");
+      check_cuda(cudaFree(p), "cudaFree");
+    check_cuda(cudaFree(lse), "cudaFree");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

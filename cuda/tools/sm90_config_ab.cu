@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_check.hpp"
 #include "fa_sweep.hpp"
 #include "sm90/inst/instances.hpp"
 #include "sm90/launch.cuh"
@@ -39,11 +40,6 @@ namespace {
 
 using namespace kattn::cuda_kernels;
 using namespace kattn::cuda_kernels::sm90;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 // Candidates: configurations the library does not instantiate (an instantiation here of a
 // shipped configuration would register the same kernel from two translation units), or any
@@ -180,14 +176,14 @@ void check_outputs(std::vector<Shape>& shapes, std::uint16_t* o0, std::uint16_t*
     FlashFwdParams p = sh.p;
     for (std::size_t j = 0; j < sh.cs.size(); ++j) {
       p.out = j == 0 ? o0 : o;
-      check(cudaMemset(p.out, 0xff, elems * 2), "cudaMemset");
+      check_cuda(cudaMemset(p.out, 0xff, elems * 2), "cudaMemset");
       sh.cs[j]->launch(p, nullptr);
-      check(cudaDeviceSynchronize(), sh.cs[j]->name);
+      check_cuda(cudaDeviceSynchronize(), sh.cs[j]->name);
       if (j > 0) {
-        check(cudaMemset(dmax, 0, sizeof(unsigned)), "cudaMemset");
+        check_cuda(cudaMemset(dmax, 0, sizeof(unsigned)), "cudaMemset");
         max_abs_diff<<<1024, 256>>>(o0, o, out_elems, dmax);
         unsigned bits = 0;
-        check(cudaMemcpy(&bits, dmax, sizeof bits, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        check_cuda(cudaMemcpy(&bits, dmax, sizeof bits, cudaMemcpyDeviceToHost), "cudaMemcpy");
         std::memcpy(&sh.diff[j], &bits, 4);
       }
     }
@@ -198,12 +194,12 @@ void check_outputs(std::vector<Shape>& shapes, std::uint16_t* o0, std::uint16_t*
 // warm-ups) writes the per-tile timestamps to DIR/<config>_T<T>_S<S>_B<B>_c<causal>.bin.
 void write_traces(const std::vector<Shape>& shapes, const std::string& dir, void* out) {
   int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
   for (const TraceConfig& tc : kTraceConfigs) {
     const std::size_t words =
         static_cast<std::size_t>(sms) * kTraceRounds * tc.warpgroups * kTraceWords;
     std::uint64_t* d_trace = nullptr;
-    check(cudaMalloc(&d_trace, words * 8), "cudaMalloc");
+    check_cuda(cudaMalloc(&d_trace, words * 8), "cudaMalloc");
     std::vector<std::uint64_t> h(words);
     for (const Shape& sh : shapes) {
       if (sh.H != tc.head_dim)
@@ -212,10 +208,10 @@ void write_traces(const std::vector<Shape>& shapes, const std::string& dir, void
       p.out = out;
       for (int w = 0; w < 2; ++w)
         tc.launch(p, nullptr, nullptr);
-      check(cudaMemset(d_trace, 0, words * 8), "cudaMemset");
+      check_cuda(cudaMemset(d_trace, 0, words * 8), "cudaMemset");
       tc.launch(p, nullptr, d_trace);
-      check(cudaDeviceSynchronize(), tc.name);
-      check(cudaMemcpy(h.data(), d_trace, words * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+      check_cuda(cudaDeviceSynchronize(), tc.name);
+      check_cuda(cudaMemcpy(h.data(), d_trace, words * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
       const std::string path = dir + "/" + tc.name + "_T" + std::to_string(sh.T) + "_S" +
                                std::to_string(sh.S) + "_B" + std::to_string(sh.p.B) + "_c" +
                                std::to_string(sh.causal) + ".bin";
@@ -228,7 +224,7 @@ void write_traces(const std::vector<Shape>& shapes, const std::string& dir, void
       std::printf("# trace %s: grid %d, rounds %d, warpgroups %d, words %d\n", path.c_str(), sms,
                   kTraceRounds, tc.warpgroups, kTraceWords);
     }
-    check(cudaFree(d_trace), "cudaFree");
+    check_cuda(cudaFree(d_trace), "cudaFree");
   }
 }
 
@@ -262,7 +258,7 @@ int main(int argc, char** argv) {
       std::printf("SKIPPED: no CUDA GPU\n");
       return 77;
     }
-    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "attribute");
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "attribute");
     if (major != 9) {
       std::printf("SKIPPED: not a compute capability 9.0 GPU\n");
       return 77;
@@ -273,17 +269,17 @@ int main(int argc, char** argv) {
     float* lse = nullptr;
     unsigned* dmax = nullptr;
     for (std::uint16_t** p : {&q, &k, &v, &o, &o0})
-      check(cudaMalloc(p, elems * 2), "cudaMalloc");
-    check(cudaMalloc(&lse, tokens * 64 * sizeof(float)), "cudaMalloc");
-    check(cudaMalloc(&dmax, sizeof(unsigned)), "cudaMalloc");
+      check_cuda(cudaMalloc(p, elems * 2), "cudaMalloc");
+    check_cuda(cudaMalloc(&lse, tokens * 64 * sizeof(float)), "cudaMalloc");
+    check_cuda(cudaMalloc(&dmax, sizeof(unsigned)), "cudaMalloc");
     fill<<<1024, 256>>>(q, elems, 1);
     fill<<<1024, 256>>>(k, elems, 2);
     fill<<<1024, 256>>>(v, elems, 3);
-    check(cudaGetLastError(), "fill");
-    check(cudaDeviceSynchronize(), "fill");
+    check_cuda(cudaGetLastError(), "fill");
+    check_cuda(cudaDeviceSynchronize(), "fill");
     cudaEvent_t e0, e1;
-    check(cudaEventCreate(&e0), "cudaEventCreate");
-    check(cudaEventCreate(&e1), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&e0), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&e1), "cudaEventCreate");
 
     // Shapes, and each one's configurations checked against its first.
     std::vector<Shape> shapes;
@@ -331,12 +327,12 @@ int main(int argc, char** argv) {
           for (std::size_t j = 0; j < sh->cs.size(); ++j) {
             FlashFwdParams p = sh->p;
             p.out = o;
-            check(cudaEventRecord(e0), "cudaEventRecord");
+            check_cuda(cudaEventRecord(e0), "cudaEventRecord");
             sh->cs[j]->launch(p, nullptr);
-            check(cudaEventRecord(e1), "cudaEventRecord");
-            check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+            check_cuda(cudaEventRecord(e1), "cudaEventRecord");
+            check_cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
             float t = 0.f;
-            check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
+            check_cuda(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
             if (r >= 2) // two warm-up repetitions
               sh->ms[j].push_back(t);
           }
@@ -360,7 +356,7 @@ int main(int argc, char** argv) {
     for (void* p : {static_cast<void*>(q), static_cast<void*>(k), static_cast<void*>(v),
                     static_cast<void*>(o), static_cast<void*>(o0), static_cast<void*>(lse),
                     static_cast<void*>(dmax)})
-      check(cudaFree(p), "cudaFree");
+      check_cuda(cudaFree(p), "cudaFree");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -3,17 +3,14 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
+
+#include "common/cuda_check.hpp"
 
 namespace kattn::conformance {
 namespace {
 
-void check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
+using cuda_kernels::check_cuda;
 
 // Elements spanned by dims [from, rank) of a view with non-negative strides.
 std::int64_t span(const Tensor& t, int from) {
@@ -34,13 +31,13 @@ bool cuda_device_present() {
 
 std::string cuda_device_name() {
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
          std::to_string(prop.minor) + ")";
 }
 
 void cuda_synchronize() {
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 DeviceCopy::DeviceCopy(const Tensor& host_view) : host_(host_view) {
@@ -49,7 +46,7 @@ DeviceCopy::DeviceCopy(const Tensor& host_view) : host_(host_view) {
   // An empty view still gets a (tiny) buffer so that its pointer is a device pointer.
   const std::int64_t elems = host_.numel() > 0 ? span(host_, 0) : 1;
   bytes_ = static_cast<std::size_t>(elems) * size_bytes(host_.dtype);
-  check(cudaMalloc(&ptr_, std::max<std::size_t>(bytes_, 16)), "cudaMalloc");
+  check_cuda(cudaMalloc(&ptr_, std::max<std::size_t>(bytes_, 16)), "cudaMalloc");
   upload();
 }
 
@@ -71,14 +68,14 @@ void DeviceCopy::copy(bool to_device) {
     const auto n = static_cast<std::size_t>(inner) * es;
     for (std::int64_t i = 0; i < host_.extent[0]; ++i) {
       const auto off = static_cast<std::size_t>(i * host_.stride[0]) * es;
-      check(to_device ? cudaMemcpy(dev + off, host + off, n, kind)
-                      : cudaMemcpy(host + off, dev + off, n, kind),
-            "cudaMemcpy");
+      check_cuda(to_device ? cudaMemcpy(dev + off, host + off, n, kind)
+                           : cudaMemcpy(host + off, dev + off, n, kind),
+                 "cudaMemcpy");
     }
     return;
   }
-  check(to_device ? cudaMemcpy(dev, host, bytes_, kind) : cudaMemcpy(host, dev, bytes_, kind),
-        "cudaMemcpy");
+  check_cuda(to_device ? cudaMemcpy(dev, host, bytes_, kind) : cudaMemcpy(host, dev, bytes_, kind),
+             "cudaMemcpy");
 }
 
 void DeviceCopy::upload() {
