@@ -85,7 +85,7 @@ def write_sm90():
         comment(f"{GENERATED}: the instantiated sm90 forward kernels, one file each (compile "
                 "time stays per-file); tile_choice.hpp picks one per problem.") +
         "#pragma once\n\n"
-        '#include "kattn_cuda/flash_params.hpp"\n\n'
+        '#include "kattn_kernels/flash_params.hpp"\n\n'
         "struct CUstream_st;\n\n"
         f"{NS}\n\n{decls}\n{NS_END}\n")
     cases = "".join(

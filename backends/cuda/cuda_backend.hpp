@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include "kattn_cuda/flash_params.hpp"
 #include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/problem.hpp"
 
@@ -16,9 +15,6 @@ namespace kattn::cuda {
 // Framework-free entry: validates, checks support (throws Unsupported with the reason) and
 // enqueues the forward on `stream`; same effect as run_forward with the cuda backend forced.
 void forward(const ForwardProblem& p, CUstream_st* stream);
-
-// The kernel parameters of a validated problem (what forward() passes to flash_fwd).
-cuda_kernels::FlashFwdParams make_params(const ForwardProblem& p, const Dims& d);
 
 // The kernel that would run `p` on the current device ("sm80_fwd_bf16_h128"), or "" with
 // `why` set when none would.

@@ -21,14 +21,14 @@ public:
       return Support::no("needs a HIP execution context (ExecContext::device == hip)");
     if (const std::string why = device_unsupported_reason(); !why.empty())
       return Support::no(why);
-    const ParamsFromProblem made = make_flash_fwd_params(p, d, MemorySpace::hip_device);
+    const FlashParamsResult made = make_flash_fwd_params(p, d, MemorySpace::hip_device);
     return made.ok() ? Support::yes() : Support::no(made.reason);
   }
   Support supports(const BackwardProblem&, const Dims&, const ExecContext&) const override {
     return Support::no("backward not implemented in the hip kernels (forward only)");
   }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    const ParamsFromProblem made = make_flash_fwd_params(p, d, MemorySpace::hip_device);
+    const FlashParamsResult made = make_flash_fwd_params(p, d, MemorySpace::hip_device);
     if (!made.ok())
       throw Unsupported("hip: " + made.reason);
     try {

@@ -7,8 +7,8 @@
 #include <exception>
 #include <string>
 
+#include "kattn_kernels/mask_rule.hpp"
 #include "kokkos_common/kokkos_scalar.hpp"
-#include "kokkosattn/detail/mask.hpp"
 #include "kokkosattn/errors.hpp"
 #include "naive/naive_forward.hpp"
 

@@ -187,14 +187,12 @@ struct DkdvKernel {
         dva[cc * Hvp + h] = 0;
     });
 
-    Index ilo = 0, ihi = 0;
-    if (keys > 0)
-      visible_rows(rule, j0, j0 + keys - 1, ilo, ihi);
+    const IndexRange<Index> qrows = rule.rows_of_keys(j0, j0 + keys - 1);
     team.team_barrier();
 
     for (Index g = 0; g < c.group; ++g) {
       const Index n = kh * c.group + g;
-      for (Index i0 = (ilo / Bq) * Bq; i0 < ihi; i0 += Bq) {
+      for (Index i0 = (qrows.lo / Bq) * Bq; i0 < qrows.hi; i0 += Bq) {
         const int rows = static_cast<int>(Kokkos::min(Index(Bq), sq.q_len - i0));
         Tile::stage_rows(team, c, q, dout, lse_acc, delta, b, n, sq, i0, rows, Hp, Hvp, qs, dos,
                          lse_r, d_r);
@@ -281,9 +279,7 @@ struct DqKernel {
           c.packed ? rows : static_cast<int>(Kokkos::clamp(c.T - i0, Index(0), Index(Bq)));
       if (rows_out == 0)
         continue;
-      Index jlo = 0, jhi = 0;
-      if (rows > 0)
-        visible_keys(rule, i0, i0 + rows - 1, jlo, jhi);
+      const IndexRange<Index> keys = rule.keys_of_rows(i0, i0 + rows - 1);
 
       for (Index n = n_first; n < n_end; ++n) {
         const Index kh = n / c.group;
@@ -293,7 +289,7 @@ struct DqKernel {
                              [&](const int e) { dqa[e] = 0; });
         team.team_barrier();
 
-        for (Index j0 = (jlo / Bk) * Bk; j0 < jhi; j0 += Bk) {
+        for (Index j0 = (keys.lo / Bk) * Bk; j0 < keys.hi; j0 += Bk) {
           const int cols = static_cast<int>(Kokkos::min(Index(Bk), sq.k_len - j0));
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Bk), [&](const int cc) {
             const bool live = cc < cols;

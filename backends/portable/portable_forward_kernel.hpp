@@ -185,7 +185,9 @@ struct ForwardKernel {
         const T* qrow = q.data + q.at(b, tok, n, 0);
         for (int h = 0; h < H; ++h)
           sc.qt[h * Br + r] = Traits::load(qrow[h * q.sd]) * scale;
-        visible_keys(rule, i0 + r, i0 + r, sc.klo[r], sc.khi[r]);
+        const IndexRange<Index> row = rule.keys_of_rows(i0 + r, i0 + r);
+        sc.klo[r] = row.lo;
+        sc.khi[r] = row.hi;
       } else {
         for (int h = 0; h < H; ++h)
           sc.qt[h * Br + r] = 0;
@@ -197,9 +199,7 @@ struct ForwardKernel {
       sc.l[r] = 0;
     });
 
-    Index jlo = 0, jhi = 0;
-    if (rows > 0)
-      visible_keys(rule, i0, i0 + rows - 1, jlo, jhi);
+    const IndexRange<Index> keys = rule.keys_of_rows(i0, i0 + rows - 1);
     const bool extras = c.has_score_extras();
     team.team_barrier();
 #ifdef KATTN_PORTABLE_HOST_VECTORS
@@ -219,7 +219,7 @@ struct ForwardKernel {
     const int s_rows = round_up(sm_rows, 16);
 #endif
 
-    for (Index j0 = (jlo / Bc) * Bc; j0 < jhi; j0 += Bc) {
+    for (Index j0 = (keys.lo / Bc) * Bc; j0 < keys.hi; j0 += Bc) {
       const int cols = static_cast<int>(Kokkos::min(Index(Bc), sq.k_len - j0));
       // Full tiles of accumulation-type K/V rows with unit head-dim stride are read in place:
       // staging them in scratch cost ~11% of the forward (profiled, T = 1024, fp32) and

@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-#include "kokkosattn/detail/mask.hpp"
+#include "kattn_kernels/mask_rule.hpp"
+#include "kattn_kernels/seq_geometry.hpp"
 #include "kokkosattn/detail/philox.hpp"
 #include "kokkosattn/problem.hpp"
 
@@ -44,13 +45,11 @@ struct Ints {
   const std::int32_t* data = nullptr;
   Index s = 0;
   KOKKOS_INLINE_FUNCTION Index operator[](Index b) const { return data[b * s]; }
+  KOKKOS_INLINE_FUNCTION explicit operator bool() const { return data != nullptr; }
 };
 
-// Where sequence b lives and how long it is.
-struct Seq {
-  Index q_len = 0, k_len = 0;   // valid rows / keys
-  Index q_tok0 = 0, k_tok0 = 0; // first token of the sequence (packed varlen), else 0
-};
+// Where sequence b lives and how long it is (the kernel contract's rule).
+using Seq = SeqSpan<Index>;
 
 // Everything except the typed q/k/v/out views.
 struct Common {
@@ -74,17 +73,7 @@ struct Common {
   double keep_scale = 1.0; // 1 / (1 - p)
 
   KOKKOS_INLINE_FUNCTION Seq seq(Index b) const {
-    Seq s;
-    if (packed) {
-      s.q_tok0 = cu_q[b];
-      s.k_tok0 = cu_k[b];
-      s.q_len = cu_q[b + 1] - s.q_tok0;
-      s.k_len = cu_k[b + 1] - s.k_tok0;
-    } else {
-      s.q_len = seqlens_q.data ? Kokkos::min(Index(seqlens_q[b]), T) : T;
-      s.k_len = seqlens_k.data ? Kokkos::min(Index(seqlens_k[b]), S) : S;
-    }
-    return s;
+    return seq_span<Index>(b, T, S, cu_q, cu_k, seqlens_q, seqlens_k);
   }
 
   KOKKOS_INLINE_FUNCTION MaskRule rule(const Seq& s) const {
@@ -119,25 +108,6 @@ struct Common {
     return (draws.v[j & 3] >> 8) < keep_threshold;
   }
 };
-
-// Keys visible from query rows [i_first, i_last] (inclusive): [lo, hi), empty when hi <= lo.
-// MaskRule::visible is an interval in j for every row, so the union over rows is one too.
-KOKKOS_INLINE_FUNCTION void visible_keys(const MaskRule& r, Index i_first, Index i_last, Index& lo,
-                                         Index& hi) {
-  lo = r.window_left >= 0 ? Kokkos::max(Index(0), i_first + r.diag_offset - r.window_left)
-                          : Index(0);
-  hi = r.window_right >= 0 ? Kokkos::min(r.k_len, i_last + r.diag_offset + r.window_right + 1)
-                           : r.k_len;
-}
-
-// Query rows that see at least one of the keys [j_first, j_last]: [lo, hi).
-KOKKOS_INLINE_FUNCTION void visible_rows(const MaskRule& r, Index j_first, Index j_last, Index& lo,
-                                         Index& hi) {
-  lo = r.window_right >= 0 ? Kokkos::max(Index(0), j_first - r.diag_offset - r.window_right)
-                           : Index(0);
-  hi = r.window_left >= 0 ? Kokkos::min(r.q_len, j_last - r.diag_offset + r.window_left + 1)
-                          : r.q_len;
-}
 
 // Host side: the Common part of a validated problem, and typed row views of its tensors.
 Common make_common(const ForwardProblem& p, const Dims& d);

@@ -14,10 +14,9 @@ namespace kattn::portable {
 // window rule; lo == hi when none.
 KOKKOS_INLINE_FUNCTION void visible_cols(const MaskRule& rule, Index i, Index j0, int cols, int& lo,
                                          int& hi) {
-  Index jl, jh;
-  visible_keys(rule, i, i, jl, jh);
-  const Index l = Kokkos::clamp(jl - j0, Index(0), Index(cols));
-  const Index h = Kokkos::clamp(jh - j0, Index(0), Index(cols));
+  const IndexRange<Index> keys = rule.keys_of_rows(i, i);
+  const Index l = Kokkos::clamp(keys.lo - j0, Index(0), Index(cols));
+  const Index h = Kokkos::clamp(keys.hi - j0, Index(0), Index(cols));
   lo = static_cast<int>(l);
   hi = static_cast<int>(h > l ? h : l);
 }

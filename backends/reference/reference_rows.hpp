@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kattn_kernels/mask_rule.hpp"
 #include "kokkosattn/detail/host_access.hpp"
-#include "kokkosattn/detail/mask.hpp"
 #include "kokkosattn/problem.hpp"
 
 namespace kattn::reference::detail {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 #include "sm80/block_info.cuh"
 #include "sm80/kernel_traits.cuh"
 #include "sm80/ptx.cuh"
@@ -27,18 +27,18 @@ __device__ __forceinline__ void store_rows(const FlashFwdParams& p, const BlockI
     for (int h = 0; h < 2; ++h) {
       const int row = warp_row0 + mt * 16 + g + 8 * h;
       const int i = m0 + row;
-      const bool valid = i < bi.q_len;
+      const bool valid = i < bi.seq.q_len;
       const float f = valid ? inv[mt][h] : 0.f;
 #pragma unroll
       for (int dt = 0; dt < HD / 8; ++dt)
         *reinterpret_cast<std::uint32_t*>(sO + tile_offset<HD>(row, dt) + 2 * t) =
             ElemOps<Elem>::pack(o[mt][dt][2 * h] * f, o[mt][dt][2 * h + 1] * f);
       if (p.lse != nullptr && t == 0 && i < bi.rows_out)
-        p.lse[bi.lse_off + i * p.lse_row_stride] = valid ? lse[mt][h] : -INFINITY;
+        p.lse[bi.off.lse + i * p.lse_row_stride] = valid ? lse[mt][h] : -INFINITY;
     }
   __syncwarp();
   constexpr int CHUNKS = HD / 8;
-  Elem* out = static_cast<Elem*>(p.out) + bi.o_off;
+  Elem* out = static_cast<Elem*>(p.out) + bi.off.o;
 #pragma unroll
   for (int it = 0; it < 16 * MT * CHUNKS / 32; ++it) {
     const int idx = lane + 32 * it;

@@ -12,12 +12,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 #include "sm80/block_info.cuh"
 #include "sm80/epilogue.cuh"
 #include "sm80/kernel_traits.cuh"
 #include "sm80/mainloop.cuh"
-#include "sm80/mask.cuh"
 #include "sm80/ptx.cuh"
 #include "sm80/softmax.cuh"
 #include "sm80/tile_copy.cuh"
@@ -36,8 +35,8 @@ __device__ __forceinline__ float fast_tanh(float x) {
 // column), so each element costs two compares against compile-time column offsets.
 template <int MT, int NT>
 __device__ __forceinline__ void cap_and_mask(float (&s)[MT][NT][4], float softcap, float cap_in,
-                                             bool masked, const Mask& mask, int row0, int j0,
-                                             int lane) {
+                                             bool masked, const BasicMaskRule<int>& rule, int row0,
+                                             int j0, int lane) {
   const int g = lane >> 2, t = lane & 3;
   if (softcap > 0.f) {
 #pragma unroll
@@ -55,11 +54,8 @@ __device__ __forceinline__ void cap_and_mask(float (&s)[MT][NT][4], float softca
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int d = row0 + mt * 16 + g + 8 * h + mask.diag;
-      int hi = mask.k_len - 1 - col0;
-      if (mask.right >= 0)
-        hi = min(hi, d + mask.right - col0);
-      const int lo = mask.left >= 0 ? d - mask.left - col0 : -(1 << 30);
+      const IndexRange<int> keys = rule.row_keys(row0 + mt * 16 + g + 8 * h);
+      const int lo = keys.lo - col0, hi = keys.hi - 1 - col0;
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -91,10 +87,13 @@ __global__ void __launch_bounds__(Config<HD>::THREADS, 1)
   const int warp = tid / 32, lane = tid % 32;
   const int warp_row0 = warp * C::WARP_ROWS;
 
-  const Mask mask{bi.k_len, bi.diag, p.window_left, p.window_right};
-  const int m1 = min(m0 + BLOCK_M, bi.q_len); // valid rows [m0, m1)
-  int n_min = 0, n_max = 0;
-  mask.key_blocks(m0, m1, BLOCK_N, n_min, n_max);
+  const int q_len = bi.seq.q_len, k_len = bi.seq.k_len;
+  // The windows come straight from the params (constant-bank operands in the loop).
+  const BasicMaskRule<int> rule{q_len, k_len, bi.diag, p.window_left, p.window_right};
+  const int m_last = min(m0 + BLOCK_M, q_len) - 1; // last valid row of the block
+  const IndexRange<int> keys = rule.keys_of_rows(m0, m_last);
+  const int n_min = keys.lo / BLOCK_N;
+  const int n_max = keys.hi > keys.lo ? (keys.hi + BLOCK_N - 1) / BLOCK_N : n_min;
 
   const bool capped = p.softcap > 0.f;
   const float mult = (capped ? 1.f : p.scale) * 1.4426950408889634f;
@@ -112,14 +111,14 @@ __global__ void __launch_bounds__(Config<HD>::THREADS, 1)
   softmax.init();
 
   if (n_min < n_max) {
-    const Elem* gQ = static_cast<const Elem*>(p.q) + bi.q_off + m0 * p.q_row_stride;
-    const Elem* gK = static_cast<const Elem*>(p.k) + bi.k_off;
-    const Elem* gV = static_cast<const Elem*>(p.v) + bi.v_off;
+    const Elem* gQ = static_cast<const Elem*>(p.q) + bi.off.q + m0 * p.q_row_stride;
+    const Elem* gK = static_cast<const Elem*>(p.k) + bi.off.k;
+    const Elem* gV = static_cast<const Elem*>(p.v) + bi.off.v;
     auto load_k = [&](int nb) {
       copy_tile_async<HD, BLOCK_N, C::THREADS>(sK, gK + nb * BLOCK_N * p.k_row_stride,
-                                               p.k_row_stride, bi.k_len - nb * BLOCK_N, tid);
+                                               p.k_row_stride, k_len - nb * BLOCK_N, tid);
     };
-    copy_tile_async<HD, BLOCK_M, C::THREADS>(sQ, gQ, p.q_row_stride, bi.q_len - m0, tid);
+    copy_tile_async<HD, BLOCK_M, C::THREADS>(sQ, gQ, p.q_row_stride, q_len - m0, tid);
     load_k(n_max - 1);
     cp_async_commit();
 
@@ -131,7 +130,7 @@ __global__ void __launch_bounds__(Config<HD>::THREADS, 1)
       cp_async_wait<0>();
       __syncthreads(); // K[nb] (and Q) landed; every warp is done with V[nb + 1]
       copy_tile_async<HD, BLOCK_N, C::THREADS>(sV, gV + j0 * p.v_row_stride, p.v_row_stride,
-                                               bi.k_len - j0, tid);
+                                               k_len - j0, tid);
       cp_async_commit();
       if constexpr (QR) {
         if (nb == n_max - 1)
@@ -156,9 +155,9 @@ __global__ void __launch_bounds__(Config<HD>::THREADS, 1)
           for (int e = 0; e < 4; ++e)
             s[mt][nt][e] = 0.f;
       gemm_qk<Elem, HD, MT, BLOCK_N, QR>(s, qf, aQ, aK, lo);
-      const bool masked = mask.tile_needs_mask(m0, m1, j0, BLOCK_N);
+      const bool masked = rule.tile_needs_mask(m0, m_last, j0, BLOCK_N);
       if (capped || masked)
-        cap_and_mask(s, p.softcap, cap_in, masked, mask, m0 + warp_row0, j0, lane);
+        cap_and_mask(s, p.softcap, cap_in, masked, rule, m0 + warp_row0, j0, lane);
 
       cp_async_wait<0>();
       __syncthreads(); // V[nb] landed; every warp is done with K[nb]

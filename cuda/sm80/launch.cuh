@@ -26,5 +26,5 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
 
 // One explicit instantiation (the whole body of an inst/ file).
 #define KATTN_SM80_INSTANTIATE(ELEM, HD)                                                           \
-  template void kattn::cuda_kernels::sm80::launch<ELEM, HD>(                                       \
-      const kattn::cuda_kernels::FlashFwdParams&, cudaStream_t);
+  template void kattn::cuda_kernels::sm80::launch<ELEM, HD>(const kattn::FlashFwdParams&,          \
+                                                            cudaStream_t);

@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 namespace kattn::cuda_kernels::sm80 {
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "kattn_kernels/params_limits.hpp"
 #include "sm80/kernel_traits.cuh"
 #include "sm80/launch.hpp"
 #include "sm80/sm80_fwd.hpp"
@@ -37,10 +38,6 @@ int device_smem_optin() {
   return bytes;
 }
 
-bool aligned16(const void* ptr) {
-  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
-}
-
 const char* dtype_name(ElemType t) {
   return t == ElemType::bf16 ? "bf16" : "f16";
 }
@@ -64,26 +61,10 @@ std::string unsupported_reason(const FlashFwdParams& p) {
   if (p.H != p.Hv || !instantiated(p.H))
     return "head dims H=" + std::to_string(p.H) + " Hv=" + std::to_string(p.Hv) +
            " not instantiated (sm80 kernels: H == Hv in {64, 128, 256})";
-  const void* ptrs[] = {p.q, p.k, p.v, p.out};
-  for (const void* ptr : ptrs)
-    if (!aligned16(ptr))
-      return "q, k, v and out must be 16-byte aligned";
-  const std::int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride,
-                                  p.k_batch_stride, p.k_row_stride, p.k_head_stride,
-                                  p.v_batch_stride, p.v_row_stride, p.v_head_stride,
-                                  p.o_batch_stride, p.o_row_stride, p.o_head_stride};
-  for (std::int64_t s : strides)
-    if (s % 8 != 0)
-      return "q, k, v and out strides (batch, token, head) must be multiples of 8 elements "
-             "(16-byte rows), got " +
-             std::to_string(s);
-  if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
-    return "packed varlen needs both cu_seqlens_q and cu_seqlens_k";
-  if (p.K <= 0 || p.N % p.K != 0)
-    return "N must be a multiple of K";
-  if (p.B > 65535 || p.N > 65535)
-    return "B and N must be <= 65535 (grid limits), got B=" + std::to_string(p.B) +
-           " N=" + std::to_string(p.N);
+  for (const std::string& why : {access_limit(p, 16, 8, "16-byte cp.async rows"), varlen_limit(p),
+                                 heads_limit(p), grid_limit(p)})
+    if (!why.empty())
+      return why;
   const int need = smem_bytes(p.H), have = device_smem_optin();
   if (need > have)
     return "head dim " + std::to_string(p.H) + " needs " + std::to_string(need) +

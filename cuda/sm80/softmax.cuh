@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "kattn_kernels/mask_rule.hpp"
+
 namespace kattn::cuda_kernels::sm80 {
 
 // 2^x in one MUFU instruction (flushes subnormal results to 0, which only drops weights below
@@ -83,7 +85,7 @@ struct OnlineSoftmax {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(row_sum[mt][h]);
-        const bool empty = l == 0.f || row_max[mt][h] == -INFINITY;
+        const bool empty = row_is_empty(row_max[mt][h]);
         inv[mt][h] = empty ? 0.f : 1.f / l;
         lse[mt][h] = empty ? -INFINITY : (row_max[mt][h] * mult + log2f(l)) * 0.6931471805599453f;
       }

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
 

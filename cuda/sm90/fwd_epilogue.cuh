@@ -7,7 +7,7 @@
 
 #include "fwd_config.cuh"
 #include "ptx.cuh"
-#include "seq_mask.cuh"
+#include "seq_info.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 

@@ -13,7 +13,7 @@
 #include "probe.cuh"
 #include "ptx.cuh"
 #include "scheduler.cuh"
-#include "seq_mask.cuh"
+#include "seq_info.cuh"
 #include "softmax.cuh"
 #include "wgmma_ops.cuh"
 
@@ -87,8 +87,8 @@ struct TileMainloop {
   const int wg_row0 = w.t.m_block * Cfg::kBlockM + wg * 64; // first query row of this warpgroup
   const int row0 = wg_row0 + (tid / 32) * 16 + lane / 4;
   const int row1 = row0 + 8;
-  const KeyRange keys0 = row_keys(a.p, w.s, row0);
-  const KeyRange keys1 = row_keys(a.p, w.s, row1);
+  const IndexRange<int> keys0 = w.s.rule(a.p).row_keys(row0);
+  const IndexRange<int> keys1 = w.s.rule(a.p).row_keys(row1);
   const Ring<Cfg> ring{smem + Cfg::kOffBar};
   const int qs;
   const std::uint32_t q_base = smem + Cfg::kOffQ + qs * Cfg::kQBytes + wg * 64 * 128;
@@ -175,7 +175,7 @@ struct TileMainloop {
       apply_softcap(acc, a.score_scale, a.softcap_mul);
     }
     const int n0 = (w.nb_begin + i) * BN;
-    if (block_needs_mask(a.p, w.s, n0, 2 * R, wg_row0, wg_row0 + 63)) {
+    if (w.s.rule(a.p).tile_needs_mask(wg_row0, wg_row0 + 63, n0, 2 * R)) {
       apply_mask(acc, n0 + 2 * (lane % 4), keys0, keys1);
     }
     rescale_due = sm.template step<Cfg::kLazyRescale ? 8.f : 0.f>(acc, log2_mul, corr);

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "fwd_config.cuh"
-#include "seq_mask.cuh"
+#include "seq_info.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 
@@ -90,11 +90,10 @@ __device__ __forceinline__ TileWork tile_work(const FwdArgs& a, const Tile& tile
   const int m0 = w.t.m_block * Cfg::kBlockM;
   w.skip = m0 >= w.s.q_len && a.p.cu_seqlens_q != nullptr;
   // Padded blocks past q_len still zero their rows (empty key range).
-  const KeyRange kr = key_range(a.p, w.s, m0, m0 + Cfg::kBlockM - 1);
+  const IndexRange<int> kr = w.s.rule(a.p).keys_of_rows(m0, m0 + Cfg::kBlockM - 1);
   w.nb_begin = kr.lo / Cfg::kBlockN;
   w.k_end = kr.hi;
-  w.nb_end = kr.hi > kr.lo && m0 < w.s.q_len && !w.skip ? (kr.hi + Cfg::kBlockN - 1) / Cfg::kBlockN
-                                                        : w.nb_begin;
+  w.nb_end = kr.hi > kr.lo && !w.skip ? (kr.hi + Cfg::kBlockN - 1) / Cfg::kBlockN : w.nb_begin;
   return w;
 }
 

@@ -15,6 +15,7 @@
 #include "common/cuda_check.hpp"
 #include "host_utils.hpp"
 #include "inst/run_switch.hpp"
+#include "kattn_kernels/params_limits.hpp"
 #include "tile_choice.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -39,10 +40,6 @@ EncodeTiledFn encode_tiled() {
     return reinterpret_cast<EncodeTiledFn>(f);
   }();
   return fn;
-}
-
-bool aligned16(const void* ptr) {
-  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
 }
 
 // TMA needs 16-byte aligned strides; a stride of a size-1 dimension is never used.
@@ -125,15 +122,11 @@ std::string unsupported_reason(const FlashFwdParams& p) {
   if (p.H != 64 && p.H != 128 && p.H != 256) {
     return "head dim " + std::to_string(p.H) + ": sm90 kernels exist for 64, 128 and 256";
   }
-  if (p.K <= 0 || p.N % p.K != 0) {
-    return "sm90 kernels need N % K == 0 (got N " + std::to_string(p.N) + ", K " +
-           std::to_string(p.K) + ")";
-  }
-  if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
-    return "sm90 kernels need both cu_seqlens_q and cu_seqlens_k or neither";
-  }
-  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.out)) {
-    return "sm90 kernels (TMA) need 16-byte aligned q, k, v and out pointers";
+  for (const std::string& why :
+       {heads_limit(p), varlen_limit(p), access_limit(p, 16, 2, "TMA; 4-byte output stores")}) {
+    if (!why.empty()) {
+      return why;
+    }
   }
   const bool packed = p.cu_seqlens_q != nullptr;
   const std::int64_t nb = packed ? 1 : p.B;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 struct CUstream_st;
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ptx.cuh"
-#include "seq_mask.cuh"
+#include "seq_info.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 
@@ -20,7 +20,8 @@ __device__ __forceinline__ void apply_softcap(float (&s)[kRegs], float pre, floa
 
 // Sets masked scores to -inf. col0: this thread's first column in the tile (absolute key).
 template <int kRegs>
-__device__ __forceinline__ void apply_mask(float (&s)[kRegs], int col0, KeyRange r0, KeyRange r1) {
+__device__ __forceinline__ void apply_mask(float (&s)[kRegs], int col0, IndexRange<int> r0,
+                                           IndexRange<int> r1) {
 #pragma unroll
   for (int j = 0; j < kRegs / 4; ++j) {
 #pragma unroll
@@ -99,7 +100,7 @@ struct OnlineSoftmax {
       float sum = row_sum[r];
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const bool empty = !(sum > 0.f) || row_max[r] == -INFINITY;
+      const bool empty = row_is_empty(row_max[r]);
       inv[r] = empty ? 0.f : 1.f / sum;
       lse[r] = empty ? -INFINITY : row_max[r] * log2_mul * 0.6931471805599453f + logf(sum);
     }

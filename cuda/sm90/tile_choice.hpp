@@ -1,7 +1,7 @@
 // Which compiled tile configuration (tile_policy.hpp) serves a problem, and its name.
 #pragma once
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 #include "tile_policy.hpp"
 
 namespace kattn::cuda_kernels::sm90 {

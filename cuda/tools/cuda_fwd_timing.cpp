@@ -22,9 +22,8 @@
 
 namespace {
 
-using kattn::cuda_kernels::ElemType;
-using kattn::cuda_kernels::FlashFwdParams;
-
+using kattn::ElemType;
+using kattn::FlashFwdParams;
 using kattn::cuda_kernels::check_cuda;
 
 // bf16 / f16 bits of N(0,1)-ish values (sum of uniforms), from a fixed LCG: fast for 100 MB.

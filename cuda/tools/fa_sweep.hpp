@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 namespace kattn::cuda_tools {
 
@@ -19,10 +19,9 @@ inline constexpr int kSweepHidden = 2048;
 // q, k, v, out hold kSweepTokens x kSweepHidden elements; lse kSweepTokens x 64 floats.
 // S = 0: S = T; B = 0: kSweepTokens / max(T, S) (a caller's B must keep B * max(T, S) within
 // kSweepTokens).
-inline cuda_kernels::FlashFwdParams fa_sweep_params(cuda_kernels::ElemType dtype, int T, int H,
-                                                    bool causal, void* q, void* k, void* v,
-                                                    void* out, float* lse, int S = 0, int B = 0) {
-  cuda_kernels::FlashFwdParams p;
+inline FlashFwdParams fa_sweep_params(ElemType dtype, int T, int H, bool causal, void* q, void* k,
+                                      void* v, void* out, float* lse, int S = 0, int B = 0) {
+  FlashFwdParams p;
   p.dtype = dtype;
   p.T = T;
   p.S = S > 0 ? S : T;

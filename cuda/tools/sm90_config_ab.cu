@@ -38,6 +38,8 @@
 
 namespace {
 
+using kattn::ElemType;
+using kattn::FlashFwdParams;
 using namespace kattn::cuda_kernels;
 using namespace kattn::cuda_kernels::sm90;
 

@@ -1,19 +1,20 @@
 // The forward flash-attention kernel, one source for both paths (see mma16.hpp): a block of
 // kWaves wavefronts owns kBlockM = 16 * kWaves query rows of one (batch, head); each wavefront
 // owns 16 of them. Key/value tiles of kBlockN keys stream through LDS; scores, the online softmax
-// (fp32, exp2 domain) and the output accumulator live in registers in the WaveLayout.
+// (fp32, exp2 domain) and the output accumulator live in registers in the WaveLayout. Sequence
+// lengths, offsets, key ranges and the empty-row rule come from the kernel contract
+// (kattn_kernels/seq_geometry.hpp).
 //
-// Semantics (docs/semantics.md): s = scale * q.k -> softcap -> mask (kattn::MaskRule: per-batch
-// lengths, inclusive window around the aligned diagonal) -> softmax -> P (rounded to the input
-// dtype) . V. Rows that see no key give out 0 and lse -inf. Padded batches write rows
-// [q_len, T) as such rows; packed varlen writes only the sequence's own tokens.
+// Semantics (docs/semantics.md): s = scale * q.k -> softcap -> mask (kattn::BasicMaskRule:
+// per-batch lengths, inclusive window around the aligned diagonal) -> softmax -> P (rounded to the
+// input dtype) . V. Rows that see no key give out 0 and lse -inf. Padded batches write rows [q_len,
+// T) as such rows; packed varlen writes only the sequence's own tokens.
 #pragma once
 
 #include <cstdint>
 
 #include "elem.hpp"
-#include "kattn_hip/flash_params.hpp"
-#include "kokkosattn/detail/mask.hpp"
+#include "kattn_kernels/seq_geometry.hpp"
 #include "mma16.hpp"
 #include "wave_layout.hpp"
 
@@ -22,41 +23,6 @@ namespace kattn::hip_kernels::detail {
 inline constexpr int kWaves = 4;
 inline constexpr int kBlockM = 16 * kWaves;
 inline constexpr int kBlockN = 32;
-
-// Where one sequence's rows start and how long it is.
-struct SeqGeometry {
-  int q_len = 0, k_len = 0;
-  int write_rows = 0; // rows this kernel writes: q_len (packed) or T (batched)
-  std::int64_t q_off = 0, k_off = 0, v_off = 0, o_off = 0, lse_off = 0; // element offsets
-};
-
-__device__ __forceinline__ SeqGeometry seq_geometry(const FlashFwdParams& p, int b, int n) {
-  SeqGeometry g;
-  const int kvh = n / (p.N / p.K);
-  std::int64_t q_row0 = 0, k_row0 = 0;
-  if (p.cu_seqlens_q) { // packed: the batch is a token range
-    q_row0 = p.cu_seqlens_q[b];
-    k_row0 = p.cu_seqlens_k[b];
-    g.q_len = p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b];
-    g.k_len = p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b];
-    g.write_rows = g.q_len;
-    g.lse_off = n * p.lse_head_stride + q_row0 * p.lse_row_stride;
-  } else {
-    g.q_len = p.seqlens_q ? p.seqlens_q[b] : p.T;
-    g.k_len = p.seqlens_k ? p.seqlens_k[b] : p.S;
-    g.write_rows = p.T;
-    g.q_off = b * p.q_batch_stride;
-    g.k_off = b * p.k_batch_stride;
-    g.v_off = b * p.v_batch_stride;
-    g.o_off = b * p.o_batch_stride;
-    g.lse_off = b * p.lse_batch_stride + n * p.lse_head_stride;
-  }
-  g.q_off += q_row0 * p.q_row_stride + n * p.q_head_stride;
-  g.o_off += q_row0 * p.o_row_stride + n * p.o_head_stride;
-  g.k_off += k_row0 * p.k_row_stride + kvh * p.k_head_stride;
-  g.v_off += k_row0 * p.v_row_stride + kvh * p.v_head_stride;
-  return g;
-}
 
 // Four 16-bit elements moved as one 64-bit access (the support check requires 8-byte alignment).
 struct alignas(8) U16x4 {
@@ -96,27 +62,19 @@ __global__ void __launch_bounds__(W* kWaves) flash_fwd_kernel(const FlashFwdPara
   const int lane = static_cast<int>(threadIdx.x) % W, wave = static_cast<int>(threadIdx.x) / W;
   const int n = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int i0 = static_cast<int>(blockIdx.x) * kBlockM;
-  const SeqGeometry g = seq_geometry(p, b, n);
-  if (i0 >= g.write_rows) // whole block: no barrier is skipped by part of it
+  const SeqSpan<int> seq = seq_span(p, b);
+  if (i0 >= rows_written(p, seq)) // whole block: no barrier is skipped by part of it
     return;
-  const auto* q = static_cast<const std::uint16_t*>(p.q) + g.q_off;
-  const auto* k = static_cast<const std::uint16_t*>(p.k) + g.k_off;
-  const auto* v = static_cast<const std::uint16_t*>(p.v) + g.v_off;
-  const MaskRule rule =
-      make_mask_rule(g.q_len, g.k_len, p.bottom_right, p.window_left, p.window_right);
+  const RowOffsets off = row_offsets(p, seq, b, n);
+  const auto* q = static_cast<const std::uint16_t*>(p.q) + off.q;
+  const auto* k = static_cast<const std::uint16_t*>(p.k) + off.k;
+  const auto* v = static_cast<const std::uint16_t*>(p.v) + off.v;
+  const BasicMaskRule<int> rule = mask_rule(p, seq);
 
-  // Keys any valid row of this block can see: tiles outside [j_lo, j_hi) are skipped.
-  std::int64_t j_lo = 0, j_hi = 0;
-  if (i0 < g.q_len) {
-    const std::int64_t i_last = (i0 + kBlockM < g.q_len ? i0 + kBlockM : g.q_len) - 1;
-    j_hi = g.k_len;
-    if (p.window_left >= 0 && i0 + rule.diag_offset - p.window_left > 0)
-      j_lo = i0 + rule.diag_offset - p.window_left;
-    if (p.window_right >= 0 && i_last + rule.diag_offset + p.window_right + 1 < j_hi)
-      j_hi = i_last + rule.diag_offset + p.window_right + 1;
-  }
+  // Keys any valid row of this block can see: tiles outside [keys.lo, keys.hi) are skipped.
+  const IndexRange<int> keys = rule.keys_of_rows(i0, i0 + kBlockM - 1);
 
-  load_tile<HD>(qs, kLd, q, p.q_row_stride, i0, kBlockM, g.q_len);
+  load_tile<HD>(qs, kLd, q, p.q_row_stride, i0, kBlockM, seq.q_len);
 
   float m2[R], lsum[R], o[HD / 16][R]; // running max (log2 domain), partial row sums, output
 #pragma unroll
@@ -130,10 +88,10 @@ __global__ void __launch_bounds__(W* kWaves) flash_fwd_kernel(const FlashFwdPara
   std::uint16_t* my_p = ps + wave * 16 * kLdP;
   const std::uint16_t* my_q = qs + wave * 16 * kLd;
 
-  for (std::int64_t kt = (j_lo / kBlockN) * kBlockN; kt < j_hi; kt += kBlockN) {
+  for (int kt = (keys.lo / kBlockN) * kBlockN; kt < keys.hi; kt += kBlockN) {
     __syncthreads(); // the previous tile's K/V/P reads are done
-    load_tile<HD>(ks, kLd, k, p.k_row_stride, static_cast<int>(kt), kBlockN, g.k_len);
-    load_tile<HD>(vs, kLd, v, p.v_row_stride, static_cast<int>(kt), kBlockN, g.k_len);
+    load_tile<HD>(ks, kLd, k, p.k_row_stride, kt, kBlockN, seq.k_len);
+    load_tile<HD>(vs, kLd, v, p.v_row_stride, kt, kBlockN, seq.k_len);
     __syncthreads();
 
     float s[kBlockN / 16][R];
@@ -150,11 +108,11 @@ __global__ void __launch_bounds__(W* kWaves) flash_fwd_kernel(const FlashFwdPara
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int lr = L::row(lane, r);
-      const std::int64_t i = i0 + wave * 16 + lr;
+      const int i = i0 + wave * 16 + lr;
       float mx = neg_inf;
 #pragma unroll
       for (int nb = 0; nb < kBlockN / 16; ++nb) {
-        const std::int64_t j = kt + nb * 16 + L::col(lane);
+        const int j = kt + nb * 16 + L::col(lane);
         float x = s[nb][r] * p.scale;
         if (p.softcap > 0.f)
           x = p.softcap * tanhf(x / p.softcap);
@@ -187,19 +145,21 @@ __global__ void __launch_bounds__(W* kWaves) flash_fwd_kernel(const FlashFwdPara
         Mma::run(o[hb], my_p + kb * 16, kLdP, vs + kb * 16 * kLd + hb * 16, kLd, 1, lane);
   }
 
-  auto* out = static_cast<std::uint16_t*>(p.out) + g.o_off;
+  auto* out = static_cast<std::uint16_t*>(p.out) + off.o;
+  const int rows_out = rows_written(p, seq);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const float l = row_sum<W>(lsum[r]); // every lane takes part in the shuffles
     const int i = i0 + wave * 16 + L::row(lane, r);
-    if (i >= g.write_rows)
+    if (i >= rows_out)
       continue;
-    const float inv = l > 0.f ? 1.f / l : 0.f;
+    const bool empty = row_is_empty(m2[r]);
+    const float inv = empty ? 0.f : 1.f / l;
 #pragma unroll
     for (int hb = 0; hb < HD / 16; ++hb)
       out[i * p.o_row_stride + hb * 16 + L::col(lane)] = E::from_float(o[hb][r] * inv);
     if (p.lse && L::col(lane) == 0)
-      p.lse[g.lse_off + i * p.lse_row_stride] = l > 0.f ? m2[r] * kLn2 + logf(l) : neg_inf;
+      p.lse[off.lse + i * p.lse_row_stride] = empty ? neg_inf : m2[r] * kLn2 + logf(l);
   }
 }
 

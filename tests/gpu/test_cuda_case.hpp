@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -117,9 +118,14 @@ inline std::string cuda_spec_string(const Spec& s) {
   return buf;
 }
 
+// A change to the device problem after the reference ran: what a user's device buffers may hold
+// that host validation never saw (e.g. lengths past T).
+using BeforeRun = std::function<void(ForwardProblem&)>;
+
 // Runs `spec` (bf16/f16) through the forced cuda backend with kernel family `family` ("sm80",
 // "sm90", or nullptr for the library's own choice). `stream` is the ExecContext's.
-inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* stream = nullptr) {
+inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* stream = nullptr,
+                                const BeforeRun& before_run = {}) {
   spec.opt.backend = Backend::cuda;
   Attn low(spec); // inputs rounded to the low precision
   Spec s64 = low.spec;
@@ -148,6 +154,9 @@ inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* st
     p.extras.max_seqlen_q = low.spec.T;
     p.extras.max_seqlen_k = low.spec.S;
   }
+
+  if (before_run)
+    before_run(p);
 
   CudaResult r;
   ScopedEnv env("KOKKOSATTN_CUDA_KERNEL", family);
@@ -192,8 +201,8 @@ inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* st
 
 // The usual verdict: supported by the family, every output written, within tolerance.
 inline CudaResult cuda_matches(const Spec& spec, const char* family = "sm80",
-                               void* stream = nullptr) {
-  CudaResult r = run_cuda_case(spec, family, stream);
+                               void* stream = nullptr, const BeforeRun& before_run = {}) {
+  CudaResult r = run_cuda_case(spec, family, stream, before_run);
   INFO(cuda_spec_string(spec));
   INFO("reason: " << r.reason);
   REQUIRE(r.supported);

@@ -153,6 +153,29 @@ TEST_CASE("cuda/varlen: padded batches (seqlens_q/k), rows past q_len give 0 and
   cuda_matches(only_k);
 }
 
+// Regression (issue 19, the kernel contract): device-resident seqlens cannot be validated on the
+// host; sm90 and the hip kernels took them as given, sm80 clamped them. One rule now: lengths
+// are clamped to [0, T] and [0, S], so lengths past the tensors read and write nothing outside
+// them and give the result of the full lengths (the reference ran with q_lens = T, k_lens = S).
+TEST_CASE(
+    "cuda/varlen: device seqlens past T and S act as T and S (sm80 and the library's choice)") {
+  Spec s = make(DType::bf16, 3, 150, 200, 2, 1, 128);
+  s.q_lens = {150, 40, 150};
+  s.k_lens = {200, 200, 17};
+  const kattn::test::BeforeRun too_long = [](kattn::ForwardProblem& p) {
+    const std::vector<int> q_lens = {150 + 9, 40, 150 + 100000};
+    const std::vector<int> k_lens = {200 + 1, 200 + 64, 17};
+    KATTN_CUDA_REQUIRE(cudaMemcpy(p.extras.seqlens_q.data, q_lens.data(), 3 * sizeof(int),
+                                  cudaMemcpyHostToDevice));
+    KATTN_CUDA_REQUIRE(cudaMemcpy(p.extras.seqlens_k.data, k_lens.data(), 3 * sizeof(int),
+                                  cudaMemcpyHostToDevice));
+  };
+  for (const char* family : {"sm80", static_cast<const char*>(nullptr)}) {
+    cuda_matches(s, family, nullptr, too_long);
+    cuda_matches(causal(s, Alignment::bottom_right), family, nullptr, too_long);
+  }
+}
+
 TEST_CASE("cuda/varlen: packed sequences (cu_seqlens)") {
   for (std::int64_t H : {64, 128, 256}) {
     Spec s = make(DType::bf16, 0, 0, 0, 4, 2, H);

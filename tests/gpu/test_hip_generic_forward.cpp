@@ -329,7 +329,7 @@ TEST_CASE("hip_generic/refusals: unsupported problems name the reason, outputs u
   CHECK_FALSE(made.ok());
   CHECK(made.reason.find("cuda_device") != std::string::npos);
   // The entry itself re-checks its params.
-  kattn::hip_kernels::FlashFwdParams bad = made.params;
+  kattn::FlashFwdParams bad = made.params;
   bad.H = bad.Hv = 96;
   CHECK_THROWS_AS(kattn::hip_kernels::flash_fwd_generic_cuda(bad, nullptr), std::invalid_argument);
   bad.H = bad.Hv = 64;

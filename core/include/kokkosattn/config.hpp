@@ -1,10 +1,5 @@
-// Portability macros for the framework-free headers that device code also includes.
+// Portability macros for the framework-free headers that device code also includes: defined
+// once, in the kernel contract (kernels/include/kattn_kernels/host_device.hpp).
 #pragma once
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define KATTN_HOST_DEVICE __host__ __device__
-#else
-#define KATTN_HOST_DEVICE
-#endif
-
-#define KATTN_INLINE KATTN_HOST_DEVICE inline
+#include "kattn_kernels/host_device.hpp"

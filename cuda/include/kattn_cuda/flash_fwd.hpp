@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
 

@@ -2,7 +2,7 @@
 // each (compile time stays per-file); tile_choice.hpp picks one per problem.
 #pragma once
 
-#include "kattn_cuda/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 struct CUstream_st;
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "kattn_hip/flash_params.hpp"
+#include "kattn_kernels/flash_params.hpp"
 
 struct ihipStream_t; // hipStream_t is ihipStream_t*
 struct CUstream_st;  // cudaStream_t is CUstream_st*

@@ -1,16 +1,17 @@
-// The one parameter block of our CUDA flash-attention kernels (forward). Plain C++: no CUDA,
-// Kokkos or kokkos-attention core types, so any host code can fill it.
+// The one parameter block of our GPU flash-attention kernels (forward): cuda/sm80, cuda/sm90 and
+// hip/ all take it, and backends/gpu_common/flash_params.cpp is the one function that fills it.
+// Plain C++: no CUDA, HIP, Kokkos or kokkos-attention core types, so any host code can fill it.
 //
 // Layout (docs/semantics.md): batched q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv],
 // out [B, T, N, Hv], lse f32 [B, N, T]; packed varlen (cu_seqlens_q/k given): q [Tq_total, N, H],
 // k/v [Tk_total, K, H|Hv], out [Tq_total, N, Hv], lse [N, Tq_total] (the batch strides are then
-// unused and the row index is the token index cu_seqlens[b] + i). Strides are in elements; the
-// head-dim stride is 1 for every tensor (the support check requires it).
+// 0 and the row index is the token index cu_seqlens[b] + i: seq_geometry.hpp relies on both).
+// Strides are in elements; the head-dim stride is 1 for every tensor.
 #pragma once
 
 #include <cstdint>
 
-namespace kattn::cuda_kernels {
+namespace kattn {
 
 enum class ElemType : std::uint8_t { f16, bf16 };
 
@@ -23,17 +24,17 @@ struct FlashFwdParams {
   void* out = nullptr;
   float* lse = nullptr; // optional (nullptr = not wanted)
 
-  // Element strides: [batch, row (token), head]; head-dim stride is 1.
+  // Element strides: [batch, row (token), head]; head-dim stride is 1; batch 0 when packed.
   std::int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
   std::int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
   std::int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
   std::int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
-  // lse element strides: [batch, head, row]; packed: batch stride unused, row = token index.
+  // lse element strides: [batch, head, row]; packed: batch stride 0, row = token index.
   std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 1;
 
   int B = 0;  // batch (sequences)
-  int T = 0;  // query length (max over the batch for varlen)
-  int S = 0;  // key length (max over the batch for varlen)
+  int T = 0;  // query length (packed: the longest sequence, extras.max_seqlen_q)
+  int S = 0;  // key length (packed: the longest sequence, extras.max_seqlen_k)
   int N = 0;  // query heads
   int K = 0;  // key/value heads; N % K == 0, query head n reads KV head n / (N / K)
   int H = 0;  // q/k head dim
@@ -56,10 +57,11 @@ struct FlashFwdParams {
 
   // Resolved inclusive window around the aligned diagonal (causal = right 0), -1 unbounded.
   // Diagonal: query i is aligned with key i (top-left) or i + k_len - q_len (bottom-right),
-  // with q_len/k_len the per-batch actual lengths.
+  // with q_len/k_len the per-batch actual lengths. make_flash_params guarantees that every
+  // index expression of mask_rule.hpp (|i + diag +- window| + 1 <= 2 (T + S) + 1) fits in int.
   int window_left = -1;
   int window_right = -1;
   bool bottom_right = false;
 };
 
-} // namespace kattn::cuda_kernels
+} // namespace kattn

@@ -1,0 +1,139 @@
+#include "gpu_common/flash_params.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace kattn {
+namespace {
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+// [batch, row, head] strides of q/k/v/out: batched [B, L, heads, dim], packed [L, heads, dim]
+// (batch stride 0, which seq_geometry.hpp's offsets rely on).
+void strides_of(const Tensor& t, bool packed, std::int64_t& batch, std::int64_t& row,
+                std::int64_t& head) {
+  const std::size_t o = packed ? 0 : 1;
+  batch = packed ? 0 : t.stride[0];
+  row = t.stride[o];
+  head = t.stride[o + 1];
+}
+
+// mask_rule.hpp's expressions reach |i + diag +- window| + 1 <= 2 (T + S) + 1 (windows are
+// below T + S once resolved): within int when T + S stays below 2^30.
+constexpr std::int64_t kMaxTPlusS = (std::int64_t{1} << 30) - 1;
+
+// A window reaching T + S keys or more cuts nothing (no key is that far from any diagonal
+// position): unbounded.
+int resolved_window(std::int64_t w, std::int64_t T, std::int64_t S) {
+  return w < 0 || w >= T + S ? -1 : static_cast<int>(w);
+}
+
+std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
+                    std::string_view who) {
+  const std::string mem = str(to_string(memory));
+  const std::pair<const char*, const Tensor*> main[] = {
+      {"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}};
+  for (const auto& [name, t] : main) {
+    if (t->space != memory)
+      return std::string(name) + ": expected " + mem + " memory, got " + str(to_string(t->space));
+    if (t->dtype != DType::bf16 && t->dtype != DType::f16)
+      return std::string(name) + ": expected bf16 or f16, got " + str(to_string(t->dtype));
+    if (t->dtype != p.q.dtype)
+      return std::string(name) + ": expected the dtype of q (" + str(to_string(p.q.dtype)) +
+             "), got " + str(to_string(t->dtype));
+    const std::int64_t dim_stride = t->stride[static_cast<std::size_t>(t->rank - 1)];
+    if (dim_stride != 1)
+      return std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride);
+  }
+  const Extras& e = p.extras;
+  const std::pair<const char*, const Tensor*> small[] = {{"extras.lse", &e.lse},
+                                                         {"extras.seqlens_q", &e.seqlens_q},
+                                                         {"extras.seqlens_k", &e.seqlens_k},
+                                                         {"extras.cu_seqlens_q", &e.cu_seqlens_q},
+                                                         {"extras.cu_seqlens_k", &e.cu_seqlens_k}};
+  for (const auto& [name, t] : small) {
+    if (!t->defined())
+      continue;
+    if (t->space != memory)
+      return std::string(name) + ": expected " + mem + " memory, got " + str(to_string(t->space));
+    // The kernels index lengths as plain int arrays.
+    if (t->rank == 1 && t->stride[0] != 1)
+      return std::string(name) + ": expected a contiguous tensor, got stride " +
+             std::to_string(t->stride[0]);
+  }
+  if (e.bias.defined())
+    return "additive bias not implemented " + str(who);
+  if (e.mask.defined())
+    return "boolean mask not implemented " + str(who);
+  if (e.alibi_slopes.defined())
+    return "ALiBi not implemented " + str(who);
+  if (p.options.dropout_p > 0.0)
+    return "dropout not implemented " + str(who);
+  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+  for (std::int64_t x : {d.B, d.N, d.K, d.H, d.Hv})
+    if (x > int_max)
+      return "sizes: expected B, N, K, H and Hv to fit in 32 bits, got B=" + std::to_string(d.B) +
+             " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K) +
+             " H=" + std::to_string(d.H) + " Hv=" + std::to_string(d.Hv);
+  if (d.T + d.S > kMaxTPlusS)
+    return "sizes: expected T + S <= " + std::to_string(kMaxTPlusS) +
+           " (the kernels' 32-bit index arithmetic), got T=" + std::to_string(d.T) +
+           " S=" + std::to_string(d.S);
+  return {};
+}
+
+} // namespace
+
+FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, MemorySpace memory,
+                                    std::string_view who) {
+  FlashParamsResult r;
+  r.reason = refusal(p, d, memory, who);
+  if (!r.ok())
+    return r;
+  FlashFwdParams& f = r.params;
+  f.dtype = p.q.dtype == DType::f16 ? ElemType::f16 : ElemType::bf16;
+  f.q = p.q.data;
+  f.k = p.k.data;
+  f.v = p.v.data;
+  f.out = p.out.data;
+  strides_of(p.q, d.packed, f.q_batch_stride, f.q_row_stride, f.q_head_stride);
+  strides_of(p.k, d.packed, f.k_batch_stride, f.k_row_stride, f.k_head_stride);
+  strides_of(p.v, d.packed, f.v_batch_stride, f.v_row_stride, f.v_head_stride);
+  strides_of(p.out, d.packed, f.o_batch_stride, f.o_row_stride, f.o_head_stride);
+  const Extras& e = p.extras;
+  if (e.lse.defined()) { // [B, N, T] or packed [N, total_q]
+    f.lse = static_cast<float*>(e.lse.data);
+    f.lse_batch_stride = d.packed ? 0 : e.lse.stride[0];
+    f.lse_head_stride = e.lse.stride[d.packed ? 0 : 1];
+    f.lse_row_stride = e.lse.stride[d.packed ? 1 : 2];
+  }
+  // Packed: T and S are the longest sequences (validation requires max_seqlen_q/k when the
+  // offsets live on the device).
+  f.B = static_cast<int>(d.B);
+  f.T = static_cast<int>(d.T);
+  f.S = static_cast<int>(d.S);
+  f.N = static_cast<int>(d.N);
+  f.K = static_cast<int>(d.K);
+  f.H = static_cast<int>(d.H);
+  f.Hv = static_cast<int>(d.Hv);
+  if (d.packed) {
+    f.cu_seqlens_q = static_cast<const int*>(e.cu_seqlens_q.data);
+    f.cu_seqlens_k = static_cast<const int*>(e.cu_seqlens_k.data);
+    f.total_q = p.q.extent[0];
+    f.total_k = p.k.extent[0];
+  }
+  f.seqlens_q = static_cast<const int*>(e.seqlens_q.data);
+  f.seqlens_k = static_cast<const int*>(e.seqlens_k.data);
+  f.scale = static_cast<float>(d.scale);
+  f.softcap = static_cast<float>(p.options.softcap);
+  f.window_left = resolved_window(d.window_left, d.T, d.S);
+  f.window_right = resolved_window(d.window_right, d.T, d.S);
+  f.bottom_right = p.options.alignment == Alignment::bottom_right;
+  return r;
+}
+
+} // namespace kattn

@@ -1,0 +1,30 @@
+// ForwardProblem + Dims -> the kernel contract's FlashFwdParams (kernels/include/kattn_kernels/):
+// the one place that encodes a problem for our GPU kernels (cuda/sm80, cuda/sm90, hip/) and
+// refuses, with a reason naming the argument, what all of them lack. Each family then applies
+// its own limits to the params (cuda_kernels::choose_kernel, hip_kernels::supports).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kattn_kernels/flash_params.hpp"
+#include "kokkosattn/problem.hpp"
+#include "kokkosattn/tensor.hpp"
+
+namespace kattn {
+
+struct FlashParamsResult {
+  FlashFwdParams params;
+  std::string reason; // empty: params are filled
+  bool ok() const { return reason.empty(); }
+};
+
+// `p` validated and `d` resolved (kattn::validate). Every tensor must live in `memory`. `who`
+// ends the "not implemented" reasons ("in the cuda backend"). Refused: other dtypes, head-dim
+// stride != 1, non-contiguous lengths, bias, boolean mask, ALiBi, dropout, and sizes beyond the
+// kernels' 32-bit index arithmetic (T + S > 2^30 - 1). Windows that cut nothing (>= T + S) are
+// encoded as unbounded.
+FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, MemorySpace memory,
+                                    std::string_view who);
+
+} // namespace kattn

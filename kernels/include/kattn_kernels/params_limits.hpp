@@ -1,0 +1,61 @@
+// Limits on FlashFwdParams that more than one kernel family states, each written once (host
+// code): a family's support check calls the ones it has, with its own numbers, and adds its own
+// (head dims, shared memory, TMA strides). Each returns the reason, or "" when the params pass.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "kattn_kernels/flash_params.hpp"
+
+namespace kattn {
+
+// Query heads in groups of key/value heads: N > 0, K > 0, K divides N.
+inline std::string heads_limit(const FlashFwdParams& p) {
+  if (p.N > 0 && p.K > 0 && p.N % p.K == 0)
+    return {};
+  return "heads: expected N > 0, K > 0 and K dividing N, got N=" + std::to_string(p.N) +
+         " K=" + std::to_string(p.K);
+}
+
+// Packed varlen needs both offset arrays, and is not combined with padded lengths.
+inline std::string varlen_limit(const FlashFwdParams& p) {
+  if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr))
+    return "packed varlen: expected both cu_seqlens_q and cu_seqlens_k, or neither";
+  if (p.cu_seqlens_q != nullptr && (p.seqlens_q != nullptr || p.seqlens_k != nullptr))
+    return "varlen: expected packed (cu_seqlens) or padded (seqlens), not both";
+  return {};
+}
+
+// One block per (query block, head, batch): gridDim.y and .z are at most 65535.
+inline std::string grid_limit(const FlashFwdParams& p) {
+  if (p.B <= 65535 && p.N <= 65535)
+    return {};
+  return "grid: expected B and N <= 65535, got B=" + std::to_string(p.B) +
+         " N=" + std::to_string(p.N);
+}
+
+// q, k, v and out aligned to `bytes`, their batch/row/head strides multiples of `elems`
+// elements (`why`: the access that needs it, e.g. "16-byte loads").
+inline std::string access_limit(const FlashFwdParams& p, std::size_t bytes, std::int64_t elems,
+                                const char* why) {
+  const std::pair<const char*, const void*> ptrs[] = {
+      {"q", p.q}, {"k", p.k}, {"v", p.v}, {"out", p.out}};
+  for (const auto& [name, ptr] : ptrs)
+    if (ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % bytes != 0)
+      return std::string(name) + ": expected a " + std::to_string(bytes) +
+             "-byte aligned device pointer (" + why + ")";
+  const std::int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride,
+                                  p.k_batch_stride, p.k_row_stride, p.k_head_stride,
+                                  p.v_batch_stride, p.v_row_stride, p.v_head_stride,
+                                  p.o_batch_stride, p.o_row_stride, p.o_head_stride};
+  for (std::int64_t s : strides)
+    if (s % elems != 0)
+      return "strides: expected q, k, v and out batch/row/head strides that are multiples of " +
+             std::to_string(elems) + " elements (" + why + "), got " + std::to_string(s);
+  return {};
+}
+
+} // namespace kattn
