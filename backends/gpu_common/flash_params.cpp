@@ -26,12 +26,6 @@ void strides_of(const Tensor& t, bool packed, std::int64_t& batch, std::int64_t&
 // below T + S once resolved): within int when T + S stays below 2^30.
 constexpr std::int64_t kMaxTPlusS = (std::int64_t{1} << 30) - 1;
 
-// A window reaching T + S keys or more cuts nothing (no key is that far from any diagonal
-// position): unbounded.
-int resolved_window(std::int64_t w, std::int64_t T, std::int64_t S) {
-  return w < 0 || w >= T + S ? -1 : static_cast<int>(w);
-}
-
 std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
                     std::string_view who) {
   const std::string mem = str(to_string(memory));
@@ -130,8 +124,9 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   f.seqlens_k = static_cast<const int*>(e.seqlens_k.data);
   f.scale = static_cast<float>(d.scale);
   f.softcap = static_cast<float>(p.options.softcap);
-  f.window_left = resolved_window(d.window_left, d.T, d.S);
-  f.window_right = resolved_window(d.window_right, d.T, d.S);
+  // Validation resolved windows of T + S or more to -1: the rest are below T + S < 2^30.
+  f.window_left = static_cast<int>(d.window_left);
+  f.window_right = static_cast<int>(d.window_right);
   f.bottom_right = p.options.alignment == Alignment::bottom_right;
   return r;
 }

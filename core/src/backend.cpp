@@ -32,7 +32,13 @@ std::optional<Backend> parse_backend(std::string_view name) {
 }
 
 std::string_view to_string(Alignment a) {
-  return a == Alignment::top_left ? "top_left" : "bottom_right";
+  switch (a) {
+  case Alignment::top_left:
+    return "top_left";
+  case Alignment::bottom_right:
+    return "bottom_right";
+  }
+  return "unknown";
 }
 
 } // namespace kattn

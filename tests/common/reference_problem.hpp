@@ -123,8 +123,10 @@ public:
     dims.packed = p.packed;
     dims.padded = padded;
     dims.scale = p.opt.scale ? *p.opt.scale : 1.0 / std::sqrt(static_cast<double>(p.H));
-    dims.window_left = p.opt.window_left;
-    dims.window_right = p.opt.causal ? 0 : p.opt.window_right;
+    // docs/semantics.md: a window of T + S keys or more cuts nothing, and resolves to -1.
+    const auto unbounded = [&](std::int64_t w) { return w >= p.T + p.S ? std::int64_t{-1} : w; };
+    dims.window_left = unbounded(p.opt.window_left);
+    dims.window_right = p.opt.causal ? 0 : unbounded(p.opt.window_right);
 
     auto shape = [&](std::int64_t len, std::int64_t heads, std::int64_t dim) {
       return p.packed ? std::vector<std::int64_t>{len, heads, dim}

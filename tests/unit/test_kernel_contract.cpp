@@ -14,6 +14,7 @@
 #include "kattn_kernels/mask_rule.hpp"
 #include "kattn_kernels/params_limits.hpp"
 #include "kattn_kernels/seq_geometry.hpp"
+#include "kokkosattn/validate.hpp"
 #if KOKKOSATTN_HAS_CUDA_KERNELS || KOKKOSATTN_HAS_HIP
 #include "gpu_common/flash_params.hpp"
 #endif
@@ -216,6 +217,7 @@ TEST_CASE("kernel_contract/flash_params: one encoding for the cuda and hip kerne
     w.opt.window_left = 79;  // T + S - 1: still cuts row 0's reach (kept)
     w.opt.window_right = 80; // T + S
     kattn::test::Attn b(w);
+    CHECK(kattn::validate(b.forward_problem()).window_right == -1); // resolved by validation
     const kattn::FlashParamsResult m = params_of(b, b.forward_problem());
     REQUIRE(m.ok());
     CHECK(m.params.window_left == 79);

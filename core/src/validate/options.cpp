@@ -22,6 +22,9 @@ void check_options(const Options& o) {
     fail("options.window_right: expected -1 or 0 with options.causal = true (causal means "
          "window_right = 0), got " +
          str(o.window_right));
+  if (to_string(o.alignment) == "unknown")
+    fail("options.alignment: expected top_left or bottom_right, got value " +
+         str(static_cast<std::int64_t>(o.alignment)));
   if (to_string(o.backend) != "unknown")
     return;
   fail("options.backend: expected one of auto, cudnn, cuda, hip, portable, naive, reference, got "
@@ -49,12 +52,19 @@ void check_dropout_limits(const Options& o, const Dims& d) {
          std::to_string(o.dropout_offset));
 }
 
+// A window reaching T + S keys or more cuts nothing (no key is that far from any row's diagonal
+// position, whatever the alignment and lengths): it is unbounded, so that no backend computes
+// with it (INT64_MAX overflowed every mask rule's i + diag - window).
+std::int64_t resolved_window(std::int64_t w, const Dims& d) {
+  return w < 0 || (w >= d.T && w - d.T >= d.S) ? -1 : w;
+}
+
 } // namespace
 
 void resolve_options(const Options& o, Dims& d) {
   d.scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(d.H));
-  d.window_left = o.window_left;
-  d.window_right = o.causal ? 0 : o.window_right;
+  d.window_left = resolved_window(o.window_left, d);
+  d.window_right = o.causal ? 0 : resolved_window(o.window_right, d);
   check_dropout_limits(o, d);
 }
 
