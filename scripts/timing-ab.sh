@@ -17,7 +17,9 @@ out=${3:?usage: scripts/timing-ab.sh A_DIR B_DIR OUT_DIR [ROUNDS]}
 rounds=${4:-4}
 mkdir -p "$out"
 source "$(dirname "${BASH_SOURCE[0]}")/gpu-env.sh"
-gpu_env "$b"
+# Both directories on the path after the run's own: a build without the shared Kokkos/CUDA
+# libraries beside it (an A/A of one copied binary, an old build) finds them in the other.
+gpu_env "$b:$a"
 base=$LD_LIBRARY_PATH
 read -r -a args <<<"${TIMING_ARGS:---repeats 30 --T 512,1024,2048,4096,8192,16384 --H 64,128,256}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,temperature.gpu --format=csv \

@@ -11,13 +11,15 @@ import statistics
 
 
 def parse(path):
-    """{(H, T, causal): (kernel, ms, tflops)} from one timing run's output."""
+    """{(H, T, causal): (kernel, ms, tflops, host_us)} from one timing run's output (host_us is
+    None for outputs of the tool before it printed that column)."""
     rows = {}
     for line in open(path):
         f = line.split()
-        if len(f) == 8 and not line.startswith("#") and f[1].isdigit():
-            kernel, _b, t, _n, h, caus, ms, tf = f
-            rows[(int(h), int(t), caus == "1")] = (kernel, float(ms), float(tf))
+        if len(f) in (8, 9) and not line.startswith("#") and f[1].isdigit():
+            kernel, _b, t, _n, h, caus, ms, tf = f[:8]
+            host = float(f[8]) if len(f) == 9 else None
+            rows[(int(h), int(t), caus == "1")] = (kernel, float(ms), float(tf), host)
     return rows
 
 
@@ -52,6 +54,12 @@ def main():
               f"| {ta:.1f} | {tb:.1f} |")
     print(f"\nAll shapes and rounds: median {statistics.median(all_ratios):.3f}, "
           f"min {min(all_ratios):.3f}, max {max(all_ratios):.3f}")
+    hosts = [(a[s][3], b[s][3]) for a, b in zip(ra, rb) for s in shapes
+             if s in a and s in b and a[s][3] is not None and b[s][3] is not None]
+    if hosts:
+        print(f"Host cost per call (host_us), median over shapes and rounds: "
+              f"{args.a} {statistics.median(h[0] for h in hosts):.1f} us, "
+              f"{args.b} {statistics.median(h[1] for h in hosts):.1f} us")
 
 
 if __name__ == "__main__":
