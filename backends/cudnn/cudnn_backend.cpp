@@ -11,6 +11,7 @@
 #include "cudnn/cudnn_graph.hpp"
 #include "cudnn/cudnn_spec.hpp"
 #include "cudnn/cudnn_status.hpp"
+#include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/validate.hpp"
 
@@ -130,8 +131,10 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   if (d.H > 256 || d.H % 8 != 0 || d.Hv > 256 || d.Hv % 8 != 0)
     return Support::no("head dims: expected H and Hv multiples of 8 and <= 256, got H=" +
                        std::to_string(d.H) + " Hv=" + std::to_string(d.Hv));
-  if (p.options.softcap > 0.0)
+  if (d.softcap > 0.0)
     return Support::no("softcap not implemented in the cudnn backend");
+  if (std::string why = float_scale_limit(d, "cudnn"); !why.empty())
+    return Support::no(why);
   // Dropout is served with cuDNN's own Philox stream: the same keep probability and 1/(1-p)
   // scaling, the same mask in this backend's forward and backward for one (seed, offset), but
   // not the mask of docs/semantics.md's counter layout (no other backend reproduces it). So

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "kokkosattn/detail/float_scale.hpp"
+
 namespace kattn {
 namespace {
 
@@ -67,6 +69,8 @@ std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
     return "ALiBi not implemented " + str(who);
   if (p.options.dropout_p > 0.0)
     return "dropout not implemented " + str(who);
+  if (std::string why = float_scale_limit(d, who); !why.empty())
+    return why;
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   for (std::int64_t x : {d.B, d.N, d.K, d.H, d.Hv})
     if (x > int_max)
@@ -123,7 +127,7 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   f.seqlens_q = static_cast<const int*>(e.seqlens_q.data);
   f.seqlens_k = static_cast<const int*>(e.seqlens_k.data);
   f.scale = static_cast<float>(d.scale);
-  f.softcap = static_cast<float>(p.options.softcap);
+  f.softcap = static_cast<float>(d.softcap);
   // Validation resolved windows of T + S or more to -1: the rest are below T + S < 2^30.
   f.window_left = static_cast<int>(d.window_left);
   f.window_right = static_cast<int>(d.window_right);

@@ -2,10 +2,13 @@
 // instantiation runs a problem.
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "kokkos_common/kokkos_target.hpp"
 #include "kokkosattn/builtin_backends.hpp"
+#include "kokkosattn/detail/checked_size.hpp"
+#include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/errors.hpp"
 #include "naive/naive_forward.hpp"
 
@@ -28,6 +31,14 @@ public:
                          "batches (seqlens_q/seqlens_k), reference or portable");
     if (p.options.dropout_p > 0.0)
       return Support::no("naive: dropout is not implemented; use reference or portable");
+    if (p.q.dtype != DType::f64)
+      if (std::string why = float_scale_limit(d, "naive"); !why.empty())
+        return Support::no(why);
+    // The score matrix, in the widest accumulator (f64): a wrapped size would allocate too little.
+    if (!checked_product({d.B, d.N, d.T, d.S, std::int64_t{sizeof(double)}}))
+      return Support::no("naive: the [B, N, T, S] = [" + std::to_string(d.B) + ", " +
+                         std::to_string(d.N) + ", " + std::to_string(d.T) + ", " +
+                         std::to_string(d.S) + "] score matrix exceeds 2^63 bytes; use portable");
     return kc::check_runnable("naive", p.q.dtype, kc::named_tensors(p), x);
   }
 

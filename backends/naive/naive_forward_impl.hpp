@@ -102,7 +102,7 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   Params a;
   a.B = d.B, a.N = d.N, a.T = d.T, a.S = d.S, a.H = d.H, a.Hv = d.Hv, a.group = d.N / d.K;
   a.scale = d.scale;
-  a.softcap = p.options.softcap;
+  a.softcap = d.softcap;
   a.bottom_right = p.options.alignment == Alignment::bottom_right;
   a.window_left = d.window_left;
   a.window_right = d.window_right;

@@ -4,10 +4,12 @@
 // of the context's device.
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "kokkos_common/kokkos_target.hpp"
 #include "kokkosattn/builtin_backends.hpp"
+#include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/errors.hpp"
 #include "portable/portable_run.hpp"
 #include "portable/portable_tile.hpp"
@@ -29,12 +31,32 @@ public:
            std::to_string(HostFwd::Bc) + "; fp32 accumulation; f64 in f64), deterministic backward";
   }
 
-  Support supports(const ForwardProblem& p, const Dims&, const ExecContext& x) const override {
+  Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    if (const Support s = limits(d, p.q.dtype); !s.ok)
+      return s;
     return kc::check_runnable("portable", p.q.dtype, kc::named_tensors(p), x);
   }
 
-  Support supports(const BackwardProblem& p, const Dims&, const ExecContext& x) const override {
+  Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    if (const Support s = limits(d, p.forward.q.dtype); !s.ok)
+      return s;
     return kc::check_runnable("portable", p.forward.q.dtype, kc::named_tensors(p), x);
+  }
+
+private:
+  // What the tiles can represent: the scale in their accumulator (float unless f64), and head
+  // dims (team scratch and register blocks are sized with ints; far below 2^31 a team's rows
+  // no longer fit any scratch level).
+  static Support limits(const Dims& d, DType dtype) {
+    if (dtype != DType::f64)
+      if (std::string why = float_scale_limit(d, "portable"); !why.empty())
+        return Support::no(why);
+    constexpr std::int64_t max_head_dim = 65536;
+    if (d.H > max_head_dim || d.Hv > max_head_dim)
+      return Support::no("portable: head dims up to " + std::to_string(max_head_dim) +
+                         " (team scratch), got H=" + std::to_string(d.H) +
+                         " Hv=" + std::to_string(d.Hv));
+    return Support::yes();
   }
 
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {

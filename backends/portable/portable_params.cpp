@@ -39,7 +39,7 @@ Common make_common(const ForwardProblem& p, const Dims& d) {
   c.group = d.N / d.K;
   c.packed = d.packed;
   c.scale = d.scale;
-  c.softcap = p.options.softcap;
+  c.softcap = d.softcap;
   c.bottom_right = p.options.alignment == Alignment::bottom_right;
   c.window_left = d.window_left;
   c.window_right = d.window_right;

@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <exception>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -22,6 +23,13 @@ template <class ExecSpace>
 inline constexpr bool on_host =
     Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 
+// Kokkos takes a league size as an int: a larger one is refused before anything is written.
+inline void check_league(Index league, const char* name) {
+  if (league > std::numeric_limits<int>::max())
+    throw Unsupported(std::string("portable: ") + name + " needs " + std::to_string(league) +
+                      " teams, more than a Kokkos league's 2^31 - 1; split the batch or heads");
+}
+
 // One team per league entry. On host spaces a team is one thread (the tile products vectorise
 // within it); on GPUs the team's threads share the register blocks of each tile product.
 // Scratch goes to level 0 when it fits, else level 1 (large head dims on GPUs).
@@ -30,6 +38,7 @@ void launch(const char* name, const ExecSpace& exec, Kernel kernel, Index league
             std::size_t bytes) {
   if (league <= 0)
     return;
+  check_league(league, name);
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   Policy policy = on_host<ExecSpace> ? Policy(exec, static_cast<int>(league), 1)
                                      : Policy(exec, static_cast<int>(league), Kokkos::AUTO);
@@ -110,6 +119,7 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   kern.Hvp = round_up(d.Hv, Kernel::NR);
   kern.n_qblocks = blocks(d.T, Kernel::Br);
   const Index league = d.B * d.N * kern.n_qblocks;
+  check_league(league, "KokkosAttn::portable::forward");
   const std::size_t bytes = Kernel::scratch_size(static_cast<int>(d.H), kern.Hp, kern.Hvp);
   if constexpr (may_pack_kv<ExecSpace, T>) {
     if (pack_kv_heads(kern.k, kern.v, d)) {
@@ -166,10 +176,15 @@ void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims
   const int H = static_cast<int>(d.H), Hv = static_cast<int>(d.Hv);
   const bool softcap = c.softcap > 0;
   const bool want_dbias = bp.dbias.defined();
+  const ScoreSide dbias = make_score_side(bp.dbias);
+  // Every launch's league checked before the first one writes anything.
+  check_league(d.B * d.N * blocks(d.T, Fwd::Br), "KokkosAttn::portable::backward_prep");
+  check_league(d.B * d.K * blocks(d.S, Dkdv::Bk), "KokkosAttn::portable::backward_dkdv");
+  check_league((want_dbias ? dbias.eb * dbias.en : d.B * d.N) * blocks(d.T, Dq::Bq),
+               "KokkosAttn::portable::backward_dq");
 
   // O(B N T) row statistics, plus the dbias accumulator when a bias gradient is wanted.
   Kokkos::View<Acc*, Mem> lse, delta, dbias_acc;
-  const ScoreSide dbias = make_score_side(bp.dbias);
   try {
     lse = decltype(lse)(
         Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "KokkosAttn::portable::lse"),

@@ -97,9 +97,9 @@ void compute_row(const ForwardProblem& p, const Dims& d, const Sequence& s, std:
       dot += q[static_cast<std::size_t>(h)] *
              load_double(p.k, token_offset(p.k, d.packed, s.b, s.k_start, j, kv_head, h));
     double x = d.scale * dot;
-    if (o.softcap > 0.0) {
-      const double t = std::tanh(x / o.softcap);
-      x = o.softcap * t;
+    if (d.softcap > 0.0) {
+      const double t = std::tanh(x / d.softcap);
+      x = d.softcap * t;
       row.dcap[sj] = 1.0 - t * t;
     }
     if (e.bias.defined())

@@ -59,7 +59,7 @@ AutoOrder auto_order(const Dims& d, bool backward) {
   // (7.8 vs 9.4 us back to back; 13.8 vs 14.6 us GPU time at the codelab shape). cuda has no
   // backward, so the backward order is unchanged.
   const double flops =
-      2.0 * double(d.B) * double(d.N) * double(d.T) * double(d.S) * double(d.H + d.Hv);
+      2.0 * double(d.B) * double(d.N) * double(d.T) * double(d.S) * (double(d.H) + double(d.Hv));
   if (!backward && flops <= small_problem_flops)
     to_front(a, Backend::cuda,
              "cuda before cudnn: a small forward (<= 2^30 FLOP) is bound by "

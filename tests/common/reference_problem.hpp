@@ -127,6 +127,8 @@ public:
     const auto unbounded = [&](std::int64_t w) { return w >= p.T + p.S ? std::int64_t{-1} : w; };
     dims.window_left = unbounded(p.opt.window_left);
     dims.window_right = p.opt.causal ? 0 : unbounded(p.opt.window_right);
+    // docs/semantics.md: a cap beyond float's range is off.
+    dims.softcap = p.opt.softcap > std::numeric_limits<float>::max() ? 0.0 : p.opt.softcap;
 
     auto shape = [&](std::int64_t len, std::int64_t heads, std::int64_t dim) {
       return p.packed ? std::vector<std::int64_t>{len, heads, dim}

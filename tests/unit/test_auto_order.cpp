@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "common/dispatch_fixture.hpp"
 #include "kokkosattn/auto_policy.hpp"
@@ -19,11 +20,14 @@ Dims dims(std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::i
   return d;
 }
 
-// A bf16 forward described only (the fakes never read data): B 1, one head, T = S = len.
+// A bf16 forward described only (the fakes never read data): B 1, one head, T = S = len. The
+// inputs may share an address; out may not overlap them (validation refuses that).
 ForwardProblem described(std::int64_t len, std::int64_t head_dim) {
   void* const data = reinterpret_cast<void*>(64);
   ForwardProblem p;
-  p.q = p.k = p.v = p.out = Tensor::contiguous(data, DType::bf16, {1, len, 1, head_dim});
+  p.q = p.k = p.v = Tensor::contiguous(data, DType::bf16, {1, len, 1, head_dim});
+  p.out = Tensor::contiguous(reinterpret_cast<void*>(std::uintptr_t{1} << 40), DType::bf16,
+                             {1, len, 1, head_dim});
   return p;
 }
 

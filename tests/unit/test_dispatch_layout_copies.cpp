@@ -160,7 +160,8 @@ TEST_CASE("layout copies: the order for the copies counts a measured lead for ro
   s.fake(Backend::cuda).need_row_major().kernel("sm90_fwd_bf16_h64");
   ForwardFixture f(DType::bf16);
   f.p.q.extent = {1, 8192, 1, 64}; // a shipped lead of cuda's sm90 kernels (auto_policy.cpp)
-  f.p.q.data = f.p.k.data = f.p.v.data = f.p.out.data = reinterpret_cast<void*>(64);
+  f.p.q.data = f.p.k.data = f.p.v.data = reinterpret_cast<void*>(64); // never read (fakes)
+  f.p.out.data = reinterpret_cast<void*>(std::uintptr_t{1} << 40);    // apart from the inputs
   f.p.extras.lse = {};
   for (Tensor* t : {&f.p.k, &f.p.v, &f.p.out})
     t->extent = f.p.q.extent;

@@ -2,8 +2,12 @@
 // InvalidArgument that writes nothing. f32 tolerance 1e-5: see test_kokkos_sdpa.cpp.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -133,4 +137,60 @@ TEST_CASE("kokkos/plan: KOKKOSATTN_LOG=1 prints one line at plan creation and pe
   CHECK(contains(text, "[kokkos-attention] plan: backend=" + backend + " (auto) B=1 T=4 S=5"));
   CHECK(contains(text, "[kokkos-attention] sdpa: backend=" + backend + " (auto)"));
   CHECK(contains(text, "space=" + std::string(Kokkos::DefaultHostExecutionSpace::name())));
+}
+
+// Issue 20 item 4: execute() did not re-check the contents of the length tensors the plan
+// captured; changing them made reference and portable write past out (ASan: heap overflow).
+TEST_CASE("semantics/packed_varlen: a Plan validates the length contents again on every "
+          "execute") {
+  const Kokkos::DefaultHostExecutionSpace exec;
+  const int N = 2, H = 8;
+  Kokkos::View<std::int32_t*, Kokkos::HostSpace> cu_q("cu_q", 3), cu_k("cu_k", 3);
+  const auto set = [&](std::int32_t a, std::int32_t b) { cu_q(1) = a, cu_q(2) = b; };
+  cu_k(0) = 0, cu_k(1) = 4, cu_k(2) = 6;
+  cu_q(0) = 0;
+  set(3, 8); // lengths 3 and 5
+  using View3 = Kokkos::View<double***, Kokkos::HostSpace>;
+  View3 q("q", 8, N, H), k("k", 6, N, H), v("v", 6, N, H), out("out", 8, N, H);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> dist;
+  for (View3 t : {q, k, v})
+    for (std::size_t i = 0; i < t.size(); ++i)
+      t.data()[i] = dist(rng);
+  Extras e;
+  e.cu_seqlens_q = KokkosAttn::as_tensor(cu_q);
+  e.cu_seqlens_k = KokkosAttn::as_tensor(cu_k);
+  for (Backend backend : {Backend::reference, Backend::portable}) {
+    if (default_registry().find(backend) == nullptr)
+      continue;
+    INFO("backend " << to_string(backend));
+    Options o;
+    o.backend = backend;
+    set(3, 8);
+    KokkosAttn::Plan plan(exec, q, k, v, out, o, e);
+    const auto nothing_written = [&] {
+      bool all = true;
+      for (std::size_t i = 0; i < out.size(); ++i)
+        all = all && std::isnan(out.data()[i]);
+      return all;
+    };
+    Kokkos::deep_copy(out, std::numeric_limits<double>::quiet_NaN());
+    set(9, 8); // offsets past total_q and decreasing
+    CHECK(
+        contains(invalid_argument_of([&] { plan.execute(q, k, v, out); }), "extras.cu_seqlens_q"));
+    CHECK(nothing_written());
+    set(1, 8); // valid, but the longest sequence (T) is now 7, not the planned 5
+    CHECK(contains(invalid_argument_of([&] { plan.execute(q, k, v, out); }),
+                   "Plan::execute: extras sequence lengths: expected B=2 T=5 S=4 as planned, "
+                   "got B=2 T=7 S=4"));
+    CHECK(nothing_written());
+    set(5, 8); // lengths 5 and 3: the same sizes, new contents: runs, and matches sdpa
+    plan.execute(q, k, v, out);
+    exec.fence();
+    View3 ref("ref", 8, N, H);
+    KokkosAttn::sdpa(exec, q, k, v, ref, o, e);
+    exec.fence();
+    for (std::size_t i = 0; i < out.size(); ++i)
+      CHECK(out.data()[i] == ref.data()[i]);
+  }
 }

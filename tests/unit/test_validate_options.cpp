@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "common/validate_fixture.hpp"
@@ -83,12 +84,14 @@ namespace {
 // A problem too large to allocate: validation never reads q/k/v/out, so any non-null pointer
 // will do; no backend may ever see it.
 ForwardProblem huge_problem(std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N) {
-  static char dummy;
+  // Validated only, never read: fake addresses, out far from the inputs (which may share one).
+  void* const in = reinterpret_cast<void*>(64);
+  void* const out = reinterpret_cast<void*>(std::uintptr_t{1} << 50);
   ForwardProblem p;
-  p.q = Tensor::contiguous(&dummy, DType::f16, {B, T, N, 64});
-  p.k = Tensor::contiguous(&dummy, DType::f16, {B, S, 1, 64});
-  p.v = Tensor::contiguous(&dummy, DType::f16, {B, S, 1, 64});
-  p.out = Tensor::contiguous(&dummy, DType::f16, {B, T, N, 64});
+  p.q = Tensor::contiguous(in, DType::f16, {B, T, N, 64});
+  p.k = Tensor::contiguous(in, DType::f16, {B, S, 1, 64});
+  p.v = Tensor::contiguous(in, DType::f16, {B, S, 1, 64});
+  p.out = Tensor::contiguous(out, DType::f16, {B, T, N, 64});
   return p;
 }
 } // namespace

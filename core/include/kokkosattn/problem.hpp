@@ -119,6 +119,7 @@ struct Dims {
   bool packed = false;           // cu_seqlens layout
   bool padded = false;           // seqlens_q/seqlens_k given
   double scale = 0.0;            // resolved softmax scale
+  double softcap = 0.0;          // resolved: 0 = off (also for caps beyond float's range)
   std::int64_t window_left = -1; // resolved: causal folded in
   std::int64_t window_right = -1;
 };

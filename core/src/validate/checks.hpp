@@ -2,6 +2,7 @@
 //   tensors.cpp  a tensor's storage, shape, strides and memory space; q, k, v, out
 //   options.cpp  option values and what they resolve to in Dims
 //   extras.cpp   the optional tensors: sequence lengths, lse, bias, mask, ALiBi, dbias
+//   aliasing.cpp outputs that alias themselves, each other or an input
 //   fp8.cpp      the FP8 scaling factors and the FP8 backward's gradient dtypes
 //   validate.cpp the order in which a forward and a backward problem meet them
 // Private to core/src/validate (not installed). Every failure is an InvalidArgument naming the
@@ -46,9 +47,9 @@ inline std::int64_t strd(const Tensor& t, int d) {
 // One tensor (tensors.cpp).
 void check_not_half_given(const Tensor& t, const std::string& name);
 void check_storage(const Tensor& t, const std::string& name, const Names& dims);
+void check_addressable(const Tensor& t, const std::string& name); // (check_storage calls it)
 void check_layout(const Tensor& t, const std::string& name, const Names& dims,
                   const std::string& alternative = {});
-void check_no_self_alias(const Tensor& t, const std::string& name);
 void expect_extent(const Tensor& t, const std::string& name, int d, const std::string& symbol,
                    std::int64_t want, const std::string& source);
 void expect_dtype(const Tensor& t, const std::string& name, DType want, const std::string& like);
@@ -62,6 +63,12 @@ void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
 // (N, K, H, Hv, and B, T, S unless packed).
 void check_main_layouts(const ForwardProblem& p, bool packed);
 void main_sizes(const ForwardProblem& p, Dims& d);
+
+// Outputs and memory (aliasing.cpp): an output's own strides, then outputs against the other
+// outputs and every input (byte ranges, same memory space).
+void check_no_self_alias(const Tensor& t, const std::string& name);
+void check_disjoint(const std::vector<NamedTensor>& outputs,
+                    const std::vector<NamedTensor>& inputs);
 
 // Options (options.cpp).
 void check_options(const Options& o);

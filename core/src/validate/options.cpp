@@ -2,6 +2,7 @@
 // folded in, and the sizes dropout's Philox counters can address.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "checks.hpp"
 
@@ -63,6 +64,9 @@ std::int64_t resolved_window(std::int64_t w, const Dims& d) {
 
 void resolve_options(const Options& o, Dims& d) {
   d.scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(d.H));
+  // c tanh(s / c) = s for every score a float can hold once c is beyond float's range: such a cap
+  // is off on every backend (float kernels narrowed it to inf, and inf * tanh(s / inf) is NaN).
+  d.softcap = o.softcap > std::numeric_limits<float>::max() ? 0.0 : o.softcap;
   d.window_left = resolved_window(o.window_left, d);
   d.window_right = o.causal ? 0 : resolved_window(o.window_right, d);
   check_dropout_limits(o, d);

@@ -1,7 +1,9 @@
 // A tensor's storage, shape, strides and memory space, and the four main tensors q, k, v, out.
+#include <optional>
 #include <sstream>
 
 #include "checks.hpp"
+#include "kokkosattn/detail/checked_size.hpp"
 #include "kokkosattn/errors.hpp"
 
 namespace kattn::validation {
@@ -73,6 +75,27 @@ void check_storage(const Tensor& t, const std::string& name, const Names& dims) 
     if (strd(t, d) < 0)
       fail(name + ": expected non-negative strides, got strides " + t.stride_string() +
            " for shape " + t.shape_string());
+  check_addressable(t, name);
+}
+
+// Every element addressable in int64: the element count and one past the largest offset
+// (sum of (extent - 1) * stride), both in bytes. Backends index with these sums (and copies
+// allocate the count): a wrapped one read or wrote outside the tensor.
+void check_addressable(const Tensor& t, const std::string& name) {
+  const auto elem = static_cast<std::int64_t>(size_bytes(t.dtype));
+  std::optional<std::int64_t> count = elem, end = 1;
+  for (int d = 0; d < t.rank && count && end; ++d) {
+    count = checked_product({*count, ext(t, d)});
+    const std::optional<std::int64_t> reach = checked_product({ext(t, d) - 1, strd(t, d)});
+    end = reach ? checked_sum(*end, *reach) : std::nullopt;
+  }
+  if (end)
+    end = checked_product({*end, elem});
+  if (!count || !end)
+    fail(name + ": expected a tensor whose size and largest element offset fit in int64 bytes " +
+         "(extents times " + str(elem) + "-byte " + str(t.dtype) +
+         " elements; sum of (extent - 1) * stride), got shape " + t.shape_string() +
+         " with strides " + t.stride_string());
 }
 
 // A required tensor of a fixed layout. `alternative` is appended to the expectation.
@@ -83,17 +106,6 @@ void check_layout(const Tensor& t, const std::string& name, const Names& dims,
     fail(name + ": expected rank " + str(std::int64_t{rank}) + " " + bracket(dims) + alternative +
          ", got " + (t.rank == 0 ? std::string("none (rank 0)") : rank_and_shape(t)));
   check_storage(t, name, dims);
-}
-
-// Outputs must not write one element through two indices: a zero stride on a dim of extent > 1
-// would make every backend race with itself.
-void check_no_self_alias(const Tensor& t, const std::string& name) {
-  for (int d = 0; d < t.rank; ++d)
-    if (strd(t, d) == 0 && ext(t, d) > 1)
-      fail(name +
-           ": expected a non-zero stride on every dim of extent > 1 (an output must not "
-           "alias itself), got strides " +
-           t.stride_string() + " for shape " + t.shape_string());
 }
 
 void expect_extent(const Tensor& t, const std::string& name, int d, const std::string& symbol,

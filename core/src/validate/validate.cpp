@@ -4,6 +4,9 @@
 // files that checks.hpp lists.
 #include "kokkosattn/validate.hpp"
 
+#include <string_view>
+#include <vector>
+
 #include "checks.hpp"
 
 namespace kattn {
@@ -33,6 +36,19 @@ std::vector<NamedTensor> forward_tensors(const ForwardProblem& p) {
   return all;
 }
 
+bool is_amax(const NamedTensor& n) {
+  return std::string_view(n.name).find("amax_") != std::string_view::npos;
+}
+
+// The forward's outputs (out, extras.lse, the FP8 amax) and the rest, its inputs.
+void split_forward(const std::vector<NamedTensor>& all, std::vector<NamedTensor>& outputs,
+                   std::vector<NamedTensor>& inputs) {
+  for (const NamedTensor& n : all) {
+    const std::string_view name = n.name;
+    (name == "out" || name == "extras.lse" || is_amax(n) ? outputs : inputs).push_back(n);
+  }
+}
+
 Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
   const std::vector<NamedTensor> all = forward_tensors(p);
   for (const NamedTensor& n : all)
@@ -49,6 +65,9 @@ Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
     check_no_self_alias(p.out, "out");
     if (p.extras.lse.defined())
       check_no_self_alias(p.extras.lse, "extras.lse");
+    std::vector<NamedTensor> outputs, inputs;
+    split_forward(all, outputs, inputs);
+    check_disjoint(outputs, inputs);
   }
   resolve_options(p.options, d);
   return d;
@@ -83,6 +102,15 @@ Dims validate(const BackwardProblem& p) {
   check_no_self_alias(p.dv, "dv");
   if (p.dbias.defined())
     check_no_self_alias(p.dbias, "dbias");
+  // The gradients (and their FP8 amax) are the outputs; everything the forward carries, dout and
+  // the FP8 factors are inputs.
+  std::vector<NamedTensor> outputs = {
+      {&p.dq, "dq"}, {&p.dk, "dk"}, {&p.dv, "dv"}, {&p.dbias, "dbias"}};
+  std::vector<NamedTensor> inputs = forward_tensors(f);
+  inputs.push_back({&p.dout, "dout"});
+  for (const NamedTensor& n : fp8_backward_tensors(p.fp8))
+    (is_amax(n) ? outputs : inputs).push_back(n);
+  check_disjoint(outputs, inputs);
   return d;
 }
 
