@@ -2,7 +2,9 @@
 # Debian 13 build root (created on first use, cached outside the repository;
 # see scripts/buildroot-setup.sh), so only `make` and root are needed here.
 #
-#   make test          set up, configure, build, run all tests (incl. install test)
+#   make test          set up, configure, build, run all tests (incl. install test), then the
+#                      sanitizer build and the device configurations
+#   make test-sanitize the CPU library and unit tests with ASan + UBSan, and a conformance smoke
 #   make demo          build and run the codelab demo (report/index.html, plots, results.json)
 #   make conformance   every backend against the reference (report/conformance.json)
 #   make bench         CPU benchmarks: naive, portable, PyTorch CPU SDPA (report/bench.json)
@@ -32,7 +34,7 @@ FORMAT_DIRS := core kernels backends cuda hip tests examples benchmarks
 FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \
                  -o -name '*.cu' -o -name '*.cuh' -o -name '*.hip' \) 2>/dev/null || true
 
-.PHONY: help setup configure build test ctest install-test demo format format-check shell \
+.PHONY: help setup configure build test ctest test-sanitize install-test demo format format-check shell \
         clean buildroot-clean bench conformance hip device-configs
 
 help:
@@ -67,8 +69,24 @@ ctest: build
 # Then the device configurations, compiled (run only where a GPU is present): the CUDA and HIP
 # Kokkos ones in the root (scripts/device-config.sh) and a user's plain-CMake build against a CUDA
 # Kokkos with this machine's own toolchain, outside the root (scripts/plain-cmake-check.sh).
-test: ctest device-configs
+test: ctest test-sanitize device-configs
 	@echo "make test: all tests passed"
+
+# The CPU library and its unit tests with AddressSanitizer and UBSan (preset sanitize: no CUDA or
+# HIP, -O1), then a conformance smoke of the CPU backends on a fixed seed (issue 20).
+SANITIZE_DIR := build-sanitize
+SANITIZE_ENV := env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 OMP_PROC_BIND=false
+SANITIZE_CONFORMANCE_ARGS ?= --backend reference,naive,portable --time-budget 60 --seed 20261203
+test-sanitize: setup
+	@start=$$(date +%s); \
+	  $(IN_ROOT) cmake --preset sanitize -B $(SANITIZE_DIR) >/dev/null; \
+	  $(IN_ROOT) cmake --build $(SANITIZE_DIR) -j $(JOBS) --target kokkosattn_tests kokkos-attn-conformance; \
+	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_tests; \
+	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/conformance/kokkos-attn-conformance \
+	    $(SANITIZE_CONFORMANCE_ARGS) --json $(SANITIZE_DIR)/conformance.json \
+	    --junit $(SANITIZE_DIR)/conformance.junit.xml; \
+	  echo "make test-sanitize: passed in $$(( $$(date +%s) - start )) s"
 
 DEVICE_CONFIGS ?= cuda hip plain
 device-configs: setup

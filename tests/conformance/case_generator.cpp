@@ -3,6 +3,9 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "conformance/conformance_case.hpp"
 
@@ -327,6 +330,23 @@ std::vector<Case> regression_cases() {
     s.opt.alignment = Alignment::bottom_right; // rows i < 31 see no key
     v.push_back(regression("T_gt_S_bottom_right_fully_masked_rows", s));
     v.push_back(regression("T_gt_S_bottom_right_fully_masked_rows_bwd", s, true));
+  }
+  // Packed varlen where every query length is 1 (total_q = 1 or 2, several heads): cuDNN's LSE
+  // was wrong there on the H200 (issue 20 item 9: seed 4242 cases 382 and 436, seed 8 case
+  // 326); the cudnn backend refuses these, the cuda backend serves them.
+  for (const auto& [N, K, q_lens, k_lens] :
+       {std::tuple<std::int64_t, std::int64_t, std::vector<std::int64_t>,
+                   std::vector<std::int64_t>>{2, 1, {1}, {42}},
+        {4, 2, {1, 1}, {42, 40}}}) {
+    for (DType t : {DType::f16, DType::bf16}) {
+      test::Spec s = base(t, static_cast<std::int64_t>(q_lens.size()), 1, 42, N, K, 64);
+      s.packed = true;
+      s.q_lens = q_lens;
+      s.k_lens = k_lens;
+      v.push_back(regression("packed_every_query_length_1_N" + std::to_string(N) + "_" +
+                                 std::string(to_string(t)),
+                             s));
+    }
   }
   for (bool bwd : {false, true}) {
     Case c = regression(std::string("index_past_2^31_elements") + (bwd ? "_bwd" : ""),
