@@ -290,3 +290,32 @@ TEST_CASE("semantics/errors: outputs that overlap themselves, each other or an i
   bb.dq.data = bb.forward.out.data;
   CHECK(has(refusal_of(bb), "dq: expected memory disjoint from input out"));
 }
+
+// Issue 20 item 1: portable cast its league size to int (Kokkos takes an int): B * N * query
+// blocks above 2^31 - 1 wrapped. Zero-stride inputs and an out at a fake address make such a
+// problem valid without the memory; the refusal must come before any tensor is touched (a
+// wrong order crashes here).
+TEST_CASE("semantics/strides: portable refuses more than 2^31 - 1 teams before touching a "
+          "tensor") {
+  if (default_registry().find(Backend::portable) == nullptr)
+    return;
+  Attn a(spec_of(1, 1, 1, 1, 1, 8, 8));
+  ForwardProblem p = a.forward_problem();
+  const std::int64_t B = std::int64_t{1} << 26, N = 64; // 2^32 (batch, head) pairs, T = 1
+  for (Tensor* t : {&p.q, &p.k, &p.v, &p.out}) {
+    t->extent = {B, 1, N, 8};
+    t->stride = {0, 0, 0, 0};
+  }
+  p.k.extent[2] = p.v.extent[2] = 1; // K = 1
+  p.out.stride = {N * 8, N * 8, 8, 1};
+  p.out.data = reinterpret_cast<void*>(std::uintptr_t{1} << 52); // never dereferenced
+  p.extras.lse = Tensor{};
+  p.options.backend = Backend::portable;
+  REQUIRE(refusal_of(p).empty());
+  try {
+    run_forward(default_registry(), p, ExecContext{});
+    FAIL("portable must refuse 2^32 teams");
+  } catch (const Unsupported& e) {
+    CHECK(has(e.what(), "more than a Kokkos league's 2^31 - 1"));
+  }
+}
