@@ -25,14 +25,11 @@ Bytes bytes_of(const Tensor& t) {
   return {lo, lo + static_cast<std::uintptr_t>(last + 1) * size_bytes(t.dtype)};
 }
 
-std::string hex(std::uintptr_t x) {
-  std::ostringstream os;
-  os << "0x" << std::hex << x;
-  return os.str();
-}
-
+// "[0x..., 0x...)" (one stream: GCC 12's -Wrestrict misfires on "[" + std::string&&).
 std::string range(const Bytes& b) {
-  return "[" + hex(b.lo) + ", " + hex(b.hi) + ")";
+  std::ostringstream os;
+  os << "[0x" << std::hex << b.lo << ", 0x" << b.hi << ")";
+  return os.str();
 }
 
 } // namespace
