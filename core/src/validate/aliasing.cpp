@@ -18,11 +18,8 @@ struct Bytes {
 
 // The bytes from the first element to one past the last (check_addressable made it fit).
 Bytes bytes_of(const Tensor& t) {
-  std::int64_t last = 0;
-  for (int d = 0; d < t.rank; ++d)
-    last += (ext(t, d) - 1) * strd(t, d);
   const auto lo = reinterpret_cast<std::uintptr_t>(t.data);
-  return {lo, lo + static_cast<std::uintptr_t>(last + 1) * size_bytes(t.dtype)};
+  return {lo, lo + static_cast<std::uintptr_t>(byte_span(t).value_or(0))};
 }
 
 // "[0x..., 0x...)" (one stream: GCC 12's -Wrestrict misfires on "[" + std::string&&).

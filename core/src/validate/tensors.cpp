@@ -81,17 +81,21 @@ void check_storage(const Tensor& t, const std::string& name, const Names& dims) 
 // Every element addressable in int64: the element count and one past the largest offset
 // (sum of (extent - 1) * stride), both in bytes. Backends index with these sums (and copies
 // allocate the count): a wrapped one read or wrote outside the tensor.
-void check_addressable(const Tensor& t, const std::string& name) {
-  const auto elem = static_cast<std::int64_t>(size_bytes(t.dtype));
-  std::optional<std::int64_t> count = elem, end = 1;
-  for (int d = 0; d < t.rank && count && end; ++d) {
-    count = checked_product({*count, ext(t, d)});
+std::optional<std::int64_t> byte_span(const Tensor& t) {
+  std::optional<std::int64_t> end = 1;
+  for (int d = 0; d < t.rank && end; ++d) {
     const std::optional<std::int64_t> reach = checked_product({ext(t, d) - 1, strd(t, d)});
     end = reach ? checked_sum(*end, *reach) : std::nullopt;
   }
-  if (end)
-    end = checked_product({*end, elem});
-  if (!count || !end)
+  return end ? checked_product({*end, static_cast<std::int64_t>(size_bytes(t.dtype))}) : end;
+}
+
+void check_addressable(const Tensor& t, const std::string& name) {
+  const auto elem = static_cast<std::int64_t>(size_bytes(t.dtype));
+  std::optional<std::int64_t> count = elem;
+  for (int d = 0; d < t.rank && count; ++d)
+    count = checked_product({*count, ext(t, d)});
+  if (!count || !byte_span(t))
     fail(name + ": expected a tensor whose size and largest element offset fit in int64 bytes " +
          "(extents times " + str(elem) + "-byte " + str(t.dtype) +
          " elements; sum of (extent - 1) * stride), got shape " + t.shape_string() +
