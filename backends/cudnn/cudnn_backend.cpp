@@ -11,6 +11,7 @@
 #include "cudnn/cudnn_graph.hpp"
 #include "cudnn/cudnn_spec.hpp"
 #include "cudnn/cudnn_status.hpp"
+#include "kokkosattn/detail/empty_sides.hpp"
 #include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/validate.hpp"
@@ -134,6 +135,8 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   if (d.softcap > 0.0)
     return Support::no("softcap not implemented in the cudnn backend");
   if (std::string why = float_scale_limit(d, "cudnn"); !why.empty())
+    return Support::no(why);
+  if (std::string why = empty_sides_limit(p, "cudnn"); !why.empty())
     return Support::no(why);
   // Dropout is served with cuDNN's own Philox stream: the same keep probability and 1/(1-p)
   // scaling, the same mask in this backend's forward and backward for one (seed, offset), but

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "kokkosattn/detail/empty_sides.hpp"
 #include "kokkosattn/detail/float_scale.hpp"
 
 namespace kattn {
@@ -70,6 +71,8 @@ std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
   if (p.options.dropout_p > 0.0)
     return "dropout not implemented " + str(who);
   if (std::string why = float_scale_limit(d, who); !why.empty())
+    return why;
+  if (std::string why = empty_sides_limit(p, who); !why.empty())
     return why;
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   for (std::int64_t x : {d.B, d.N, d.K, d.H, d.Hv})

@@ -125,16 +125,44 @@ std::string copies_note(const LayoutCopies& c) {
          layout_copies_cost() + ")";
 }
 
+std::string how_requested(const Options& o) {
+  return requested_backend(o) == Backend::automatic ? "auto"
+         : o.backend != Backend::automatic          ? "forced by options"
+                                                    : "forced by KOKKOSATTN_BACKEND";
+}
+
+bool has_elements(const Tensor& t) {
+  return t.defined() && t.numel() > 0; // (validation made numel fit)
+}
+// Rule empty: a problem whose outputs have no element is a no-op on every backend.
+bool writes_nothing(const ForwardProblem& p) {
+  const Fp8Scales& f = p.extras.fp8;
+  return !has_elements(p.out) && !has_elements(p.extras.lse) && !has_elements(f.amax_s) &&
+         !has_elements(f.amax_o);
+}
+bool writes_nothing(const BackwardProblem& p) {
+  const Fp8BackwardScales& f = p.fp8;
+  for (const Tensor* t :
+       {&p.dq, &p.dk, &p.dv, &p.dbias, &f.amax_dq, &f.amax_dk, &f.amax_dv, &f.amax_dp})
+    if (has_elements(*t))
+      return false;
+  return true;
+}
+
 template <class Problem>
 Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x, LayoutCopy lc) {
   Selection s;
   s.dims = validate(p);
   const Options& o = options_of(p);
+  s.how = how_requested(o);
+  if (writes_nothing(p)) {
+    s.empty = true;
+    return s;
+  }
   const bool copies_ok = copies_allowed(o, lc);
   const LayoutCopies layout = copies_ok ? copies_for(p) : LayoutCopies{};
   const Backend want = requested_backend(o);
   if (want == Backend::automatic) {
-    s.how = "auto";
     const AutoOrder order = auto_order(r, p, s.dims, x);
     s.order_rule = order.rule;
     std::string reasons;
@@ -174,7 +202,6 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
       s.note = faster_with_change(r, p, s.dims, x, order.order, copies_ok, s.impl->id());
     return s;
   }
-  s.how = o.backend != Backend::automatic ? "forced by options" : "forced by KOKKOSATTN_BACKEND";
   const BackendImpl* impl = r.find(want);
   if (impl == nullptr)
     throw Unsupported("backend " + name(want) + " is " + not_built_reason(want) + ", " + s.how);
@@ -277,6 +304,9 @@ std::string format_explain(const std::vector<BackendVerdict>& v) {
 }
 
 std::string format_selection(const Selection& s) {
+  if (s.empty)
+    return "backend=none (" + s.how + "): nothing to compute, the problem has no output element " +
+           "(B, T or N is 0; docs/semantics.md rule empty)";
   std::string out = "backend=" + name(s.impl->id()) + " (" + s.how + ")";
   if (!s.kernel.empty())
     out += " kernel=" + s.kernel;
@@ -294,8 +324,9 @@ void log_selection(std::string_view what, const Selection& s, DType dtype, const
     return;
   const Dims& d = s.dims;
   std::ostringstream os;
-  os << "[kokkos-attention] " << what << ": backend=" << to_string(s.impl->id()) << " (" << s.how
-     << ")";
+  os << "[kokkos-attention] " << what << ": backend="
+     << (s.empty ? std::string_view("none, empty problem") : to_string(s.impl->id())) << " ("
+     << s.how << ")";
   if (!s.kernel.empty())
     os << " kernel=" << s.kernel;
   os << " B=" << d.B << " T=" << d.T << " S=" << d.S << " N=" << d.N << " K=" << d.K
@@ -326,12 +357,16 @@ void run_guarded(const BackendImpl& impl, std::string_view what, const std::func
 void run_forward(const Registry& r, const ForwardProblem& p, const ExecContext& x) {
   const Selection s = select(r, p, x);
   log_selection("forward", s, p.q.dtype, x);
+  if (s.empty)
+    return;
   run_guarded(*s.impl, "forward", [&] { s.impl->forward(p, s.dims, x); });
 }
 
 void run_backward(const Registry& r, const BackwardProblem& p, const ExecContext& x) {
   const Selection s = select(r, p, x);
   log_selection("backward", s, p.forward.q.dtype, x);
+  if (s.empty)
+    return;
   run_guarded(*s.impl, "backward", [&] { s.impl->backward(p, s.dims, x); });
 }
 

@@ -110,8 +110,11 @@ public:
       p.B = static_cast<std::int64_t>(p.q_lens.size());
     const bool padded = !p.packed && (!p.q_lens.empty() || !p.k_lens.empty());
     if (p.packed) {
-      p.T = *std::max_element(p.q_lens.begin(), p.q_lens.end());
-      p.S = *std::max_element(p.k_lens.begin(), p.k_lens.end());
+      const auto longest = [](const std::vector<std::int64_t>& l) {
+        return l.empty() ? std::int64_t{0} : *std::max_element(l.begin(), l.end());
+      };
+      p.T = longest(p.q_lens); // (no sequence: B = 0, an empty problem)
+      p.S = longest(p.k_lens);
     }
     dims.B = p.B;
     dims.T = p.T;

@@ -115,8 +115,8 @@ struct Tensor4 {
   Tensor4() = default;
   Tensor4(const char* label, std::array<std::int64_t, 4> extents, int r = 4) : e(extents), rank(r) {
     s = strides_of<L>(e, rank);
-    std::int64_t span = 1;
-    for (int d = 4 - rank; d < 4; ++d)
+    std::int64_t span = numel() > 0 ? 1 : 0; // (an empty problem's tensors have no storage)
+    for (int d = 4 - rank; d < 4 && span > 0; ++d)
       span += (e[std::size_t(d)] - 1) * s[std::size_t(d)];
     dev = Kokkos::View<T*, Mem>(label, static_cast<std::size_t>(span));
     host = Kokkos::create_mirror_view(dev);

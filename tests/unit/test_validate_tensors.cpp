@@ -77,24 +77,24 @@ TEST_CASE("semantics/errors: null data pointer of out") {
   expect_invalid(f.p, {"out: expected a non-null data pointer", "got nullptr"}, f.outputs());
 }
 
-TEST_CASE("semantics/errors: zero query length T") {
+TEST_CASE("semantics/errors: negative query length T") {
   ForwardFixture f;
-  f.p.q.extent[1] = 0;
-  f.p.out.extent[1] = 0;
-  expect_invalid(f.p, {"q: expected extent T >= 1 at dim 1", "got [2, 0, 4, 8]"}, f.outputs());
+  f.p.q.extent[1] = -1;
+  f.p.out.extent[1] = -1;
+  expect_invalid(f.p, {"q: expected extent T >= 0 at dim 1", "got [2, -1, 4, 8]"}, f.outputs());
 }
 
-TEST_CASE("semantics/errors: zero key length S") {
+TEST_CASE("semantics/errors: zero head dim H (only B, T, S, N, K may be 0)") {
   ForwardFixture f;
-  f.p.k.extent[1] = 0;
-  f.p.v.extent[1] = 0;
-  expect_invalid(f.p, {"k: expected extent S >= 1 at dim 1", "got [2, 0, 2, 8]"}, f.outputs());
+  f.p.q.extent[3] = 0;
+  f.p.k.extent[3] = 0;
+  expect_invalid(f.p, {"q: expected head dim H >= 1 at dim 3", "got [2, 6, 4, 0]"}, f.outputs());
 }
 
 TEST_CASE("semantics/errors: negative head dim") {
   ForwardFixture f;
   f.p.v.extent[3] = -3;
-  expect_invalid(f.p, {"v: expected extent Hv >= 1 at dim 3", "got [2, 5, 2, -3]"}, f.outputs());
+  expect_invalid(f.p, {"v: expected extent Hv >= 0 at dim 3", "got [2, 5, 2, -3]"}, f.outputs());
 }
 
 TEST_CASE("semantics/errors: k batch differs from q") {

@@ -49,10 +49,10 @@ TEST_CASE("semantics/errors: cu_seqlens_k of another batch size than cu_seqlens_
                  f.outputs());
 }
 
-TEST_CASE("semantics/errors: cu_seqlens of a single entry") {
+TEST_CASE("semantics/errors: cu_seqlens of no entry") {
   PackedFixture f;
-  f.p.extras.cu_seqlens_q.extent[0] = 1;
-  expect_invalid(f.p, {"extras.cu_seqlens_q: expected rank 1 [B+1] with B >= 1, got [1]"},
+  f.p.extras.cu_seqlens_q.extent[0] = 0;
+  expect_invalid(f.p, {"extras.cu_seqlens_q: expected rank 1 [B+1] with B >= 0, got [0]"},
                  f.outputs());
 }
 

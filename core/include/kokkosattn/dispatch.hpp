@@ -25,7 +25,11 @@ struct BackendVerdict {
 };
 
 struct Selection {
+  // The backend that runs; null exactly when `empty` is set.
   const BackendImpl* impl = nullptr;
+  // The problem writes no element (no output has one: B, T or N is 0; docs/semantics.md rule
+  // empty): nothing runs, whichever backend was asked for.
+  bool empty = false;
   Dims dims;
   // Which backend was requested and how: "auto", "forced by options", "forced by
   // KOKKOSATTN_BACKEND".

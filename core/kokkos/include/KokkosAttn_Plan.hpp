@@ -42,7 +42,11 @@ public:
       (void)scratch_->reserve(x, Impl::copy_scratch_bytes(selection_, planned_));
   }
 
-  kattn::Backend backend() const { return selection_.impl->id(); }
+  // The backend that runs; Backend::automatic for an empty problem, where none does
+  // (docs/semantics.md rule empty).
+  kattn::Backend backend() const {
+    return selection_.empty ? kattn::Backend::automatic : selection_.impl->id();
+  }
   const kattn::Dims& dims() const { return selection_.dims; }
   const ExecSpace& execution_space() const { return exec_; }
 
@@ -66,9 +70,8 @@ public:
     p.out = as_planned(as_tensor(out), planned_.out, "out");
     check_lengths(p);
     const kattn::ExecContext x = make_exec_context(exec_);
-    const kattn::BackendImpl& impl = *selection_.impl;
-    Impl::run_in_region("KokkosAttn::Plan::execute", impl,
-                        [&] { Impl::run_forward(selection_, p, x, scratch_.get()); });
+    Impl::run_selected("KokkosAttn::Plan::execute", selection_,
+                       [&] { Impl::run_forward(selection_, p, x, scratch_.get()); });
   }
 
 private:

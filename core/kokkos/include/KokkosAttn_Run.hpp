@@ -80,4 +80,12 @@ void run_in_region(const std::string& region, const kattn::BackendImpl& impl, F&
   kattn::run_guarded(impl, region, std::forward<F>(f));
 }
 
+// The selected backend in its region; nothing for a problem that writes nothing
+// (Selection::empty: docs/semantics.md rule empty).
+template <class F>
+void run_selected(const std::string& region, const kattn::Selection& s, F&& f) {
+  if (!s.empty)
+    run_in_region(region, *s.impl, std::forward<F>(f));
+}
+
 } // namespace KokkosAttn::Impl

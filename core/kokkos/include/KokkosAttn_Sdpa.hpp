@@ -31,7 +31,7 @@ void sdpa(const ExecSpace& exec, const kattn::ForwardProblem& p) {
   const kattn::Selection s =
       kattn::select(kattn::default_registry(), p, x, kattn::LayoutCopy::available);
   kattn::log_selection("sdpa", s, p.q.dtype, x);
-  Impl::run_in_region("KokkosAttn::sdpa", *s.impl, [&] { Impl::run_forward(s, p, x, nullptr); });
+  Impl::run_selected("KokkosAttn::sdpa", s, [&] { Impl::run_forward(s, p, x, nullptr); });
 }
 
 template <class ExecSpace>
@@ -43,8 +43,7 @@ void sdpa_backward(const ExecSpace& exec, const kattn::BackwardProblem& p) {
   const kattn::Selection s =
       kattn::select(kattn::default_registry(), p, x, kattn::LayoutCopy::available);
   kattn::log_selection("sdpa_backward", s, p.forward.q.dtype, x);
-  Impl::run_in_region("KokkosAttn::sdpa_backward", *s.impl,
-                      [&] { Impl::run_backward(s, p, x, nullptr); });
+  Impl::run_selected("KokkosAttn::sdpa_backward", s, [&] { Impl::run_backward(s, p, x, nullptr); });
 }
 
 // Forward: out = softmax(q k^T * scale [+ bias] [masked]) v, per docs/semantics.md.

@@ -1,6 +1,7 @@
 // A tensor's storage, shape, strides and memory space, and the four main tensors q, k, v, out.
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "checks.hpp"
 #include "kokkosattn/detail/checked_size.hpp"
@@ -60,17 +61,17 @@ void check_not_half_given(const Tensor& t, const std::string& name) {
                 "\"not given\"), got rank 0");
 }
 
-// Checks shared by every given tensor once its rank is right: data pointer, positive extents,
-// non-negative strides.
+// Checks shared by every given tensor once its rank is right: non-negative extents (0 is an
+// empty problem, docs/semantics.md rule empty), a data pointer unless there is no element (a
+// zero-size View has none), non-negative strides.
 void check_storage(const Tensor& t, const std::string& name, const Names& dims) {
-  if (t.data == nullptr)
+  for (int d = 0; d < t.rank; ++d)
+    if (ext(t, d) < 0)
+      fail(name + ": expected extent " + dims[static_cast<std::size_t>(d)] + " >= 0 at dim " +
+           str(std::int64_t{d}) + ", got " + t.shape_string());
+  if (t.data == nullptr && has_elements(t))
     fail(name + ": expected a non-null data pointer for a tensor of shape " + t.shape_string() +
          ", got nullptr");
-  for (int d = 0; d < t.rank; ++d)
-    if (ext(t, d) < 1)
-      fail(name + ": expected extent " + dims[static_cast<std::size_t>(d)] + " >= 1 at dim " +
-           str(std::int64_t{d}) + " (zero-length and negative extents are invalid), got " +
-           t.shape_string());
   for (int d = 0; d < t.rank; ++d)
     if (strd(t, d) < 0)
       fail(name + ": expected non-negative strides, got strides " + t.stride_string() +
@@ -78,10 +79,19 @@ void check_storage(const Tensor& t, const std::string& name, const Names& dims) 
   check_addressable(t, name);
 }
 
+bool has_elements(const Tensor& t) {
+  for (int d = 0; d < t.rank; ++d)
+    if (ext(t, d) == 0)
+      return false;
+  return t.defined();
+}
+
 // Every element addressable in int64: the element count and one past the largest offset
 // (sum of (extent - 1) * stride), both in bytes. Backends index with these sums (and copies
 // allocate the count): a wrapped one read or wrote outside the tensor.
 std::optional<std::int64_t> byte_span(const Tensor& t) {
+  if (!has_elements(t))
+    return 0;
   std::optional<std::int64_t> end = 1;
   for (int d = 0; d < t.rank && end; ++d) {
     const std::optional<std::int64_t> reach = checked_product({ext(t, d) - 1, strd(t, d)});
@@ -204,7 +214,15 @@ void main_sizes(const ForwardProblem& p, Dims& d) {
   expect_extent(p.v, "v", o, "K", d.K, "k");
   expect_extent(p.out, "out", o, "N", d.N, "q");
   expect_extent(p.out, "out", o + 1, "Hv", d.Hv, "v");
-  if (d.N % d.K != 0)
+  for (const auto& [t, name, dim, symbol] :
+       {std::tuple{&p.q, "q", o + 1, "H"}, std::tuple{&p.v, "v", o + 1, "Hv"}})
+    if (ext(*t, dim) < 1)
+      fail(std::string(name) + ": expected head dim " + symbol + " >= 1 at dim " +
+           str(std::int64_t{dim}) + " (only B, T, S, N, K may be 0), got " + t->shape_string());
+  if (d.K == 0 && d.N != 0)
+    fail("k: expected extent K >= 1 at dim " + str(std::int64_t{o}) + " for N=" + str(d.N) +
+         " query heads (K = 0 only with N = 0), got " + p.k.shape_string());
+  if (d.K != 0 && d.N % d.K != 0)
     fail("k: expected extent K at dim " + str(std::int64_t{o}) + " to divide N=" + str(d.N) +
          " (GQA/MQA), got K=" + str(d.K) + " in " + p.k.shape_string());
 }
