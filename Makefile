@@ -5,6 +5,7 @@
 #   make test          set up, configure, build, run all tests (incl. install test), then the
 #                      sanitizer build and the device configurations
 #   make test-sanitize the CPU library and unit tests with ASan + UBSan, and a conformance smoke
+#   make fuzz          the libFuzzer target over the problem descriptor, FUZZ_SECONDS (60) long
 #   make demo          build and run the codelab demo (report/index.html, plots, results.json)
 #   make conformance   every backend against the reference (report/conformance.json)
 #   make bench         CPU benchmarks: naive, portable, PyTorch CPU SDPA (report/bench.json)
@@ -34,7 +35,7 @@ FORMAT_DIRS := core kernels backends cuda hip tests examples benchmarks
 FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \
                  -o -name '*.cu' -o -name '*.cuh' -o -name '*.hip' \) 2>/dev/null || true
 
-.PHONY: help setup configure build test ctest test-sanitize install-test demo format format-check shell \
+.PHONY: help setup configure build test ctest test-sanitize fuzz install-test demo format format-check shell \
         clean buildroot-clean bench conformance hip device-configs
 
 help:
@@ -69,7 +70,7 @@ ctest: build
 # Then the device configurations, compiled (run only where a GPU is present): the CUDA and HIP
 # Kokkos ones in the root (scripts/device-config.sh) and a user's plain-CMake build against a CUDA
 # Kokkos with this machine's own toolchain, outside the root (scripts/plain-cmake-check.sh).
-test: ctest test-sanitize device-configs
+test: ctest test-sanitize fuzz device-configs
 	@echo "make test: all tests passed"
 
 # The CPU library and its unit tests with AddressSanitizer and UBSan (preset sanitize: no CUDA or
@@ -87,6 +88,22 @@ test-sanitize: setup
 	    $(SANITIZE_CONFORMANCE_ARGS) --json $(SANITIZE_DIR)/conformance.json \
 	    --junit $(SANITIZE_DIR)/conformance.junit.xml; \
 	  echo "make test-sanitize: passed in $$(( $$(date +%s) - start )) s"
+
+# The libFuzzer target over the problem descriptor (tests/fuzz, preset fuzz: clang 17 with ASan,
+# UBSan and coverage over the whole CPU library), FUZZ_SECONDS long (60 in make test), on the
+# committed corpus and the crash regressions plus the inputs it found before (build-fuzz/corpus).
+FUZZ_DIR := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS ?=
+fuzz: setup
+	@start=$$(date +%s); \
+	  $(IN_ROOT) cmake --preset fuzz -B $(FUZZ_DIR) >/dev/null; \
+	  $(IN_ROOT) cmake --build $(FUZZ_DIR) -j $(JOBS) --target kokkosattn_fuzz_problem; \
+	  mkdir -p $(FUZZ_DIR)/corpus; \
+	  $(IN_ROOT) $(SANITIZE_ENV) OMP_NUM_THREADS=1 $(FUZZ_DIR)/tests/fuzz/kokkosattn_fuzz_problem \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
+	    $(FUZZ_ARGS) $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/crashes; \
+	  echo "make fuzz: passed in $$(( $$(date +%s) - start )) s"
 
 DEVICE_CONFIGS ?= cuda hip plain
 device-configs: setup

@@ -13,8 +13,10 @@
 # frontend (the front end's tests on Kokkos::Cuda), frontend-sanitizer, unit (the host unit
 # tests of that build), examples (the README example, minimal_sdpa and their installed-package
 # builds, when BIN_DIR has them), conformance-kokkos (every backend on Kokkos::Cuda through the
-# front end). Knobs: CONFORMANCE_S (time budget per conformance run, default 60), DEMO_ARGS
-# (extra arguments for both demo runs).
+# front end). Knobs: CONFORMANCE_S (time budget per conformance run, default 60),
+# CONFORMANCE_SEED / CONFORMANCE_SEED_SM80 / CONFORMANCE_SEED_KOKKOS (the runs' seeds, default
+# 5 / 6 / 8: a new seed draws cases nobody has run), DEMO_ARGS (extra arguments for both demo
+# runs).
 set -uo pipefail
 BIN=${1:?usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [STEPS]}
 OUT=${2:?usage: scripts/gpu-check.sh BIN_DIR OUT_DIR [STEPS]}
@@ -64,7 +66,7 @@ if want examples; then
 fi
 if want conformance-kokkos; then
   step conformance-kokkos "$BIN/kokkos-attn-conformance" --backend naive,portable,cuda,cudnn \
-    --supported-only --time-budget "${CONFORMANCE_S:-60}" --seed 8
+    --supported-only --time-budget "${CONFORMANCE_S:-60}" --seed "${CONFORMANCE_SEED_KOKKOS:-8}"
 fi
 if want sanitizer; then
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -84,9 +86,10 @@ fi
 if want conformance; then
   # The library's own kernel choice (sm90 where it serves, sm80 otherwise), then sm80 forced.
   step conformance "$BIN/kokkos-attn-conformance" --backend cuda,cudnn --supported-only \
-    --time-budget "${CONFORMANCE_S:-60}" --seed 5
+    --time-budget "${CONFORMANCE_S:-60}" --seed "${CONFORMANCE_SEED:-5}"
   step conformance-sm80 env KOKKOSATTN_CUDA_KERNEL=sm80 "$BIN/kokkos-attn-conformance" \
-    --backend cuda --supported-only --time-budget "${CONFORMANCE_S:-60}" --seed 6
+    --backend cuda --supported-only --time-budget "${CONFORMANCE_S:-60}" \
+    --seed "${CONFORMANCE_SEED_SM80:-6}"
 fi
 if want demo; then
   step demo "$BIN/codelab_demo" --out "$OUT/report" ${DEMO_ARGS:-}

@@ -192,7 +192,7 @@ struct DkdvKernel {
 
     for (Index g = 0; g < c.group; ++g) {
       const Index n = kh * c.group + g;
-      for (Index i0 = (qrows.lo / Bq) * Bq; i0 < qrows.hi; i0 += Bq) {
+      for (Index i0 = qrows.first_tile(Bq); i0 < qrows.hi; i0 += Bq) {
         const int rows = static_cast<int>(Kokkos::min(Index(Bq), sq.q_len - i0));
         Tile::stage_rows(team, c, q, dout, lse_acc, delta, b, n, sq, i0, rows, Hp, Hvp, qs, dos,
                          lse_r, d_r);
@@ -289,7 +289,7 @@ struct DqKernel {
                              [&](const int e) { dqa[e] = 0; });
         team.team_barrier();
 
-        for (Index j0 = (keys.lo / Bk) * Bk; j0 < keys.hi; j0 += Bk) {
+        for (Index j0 = keys.first_tile(Bk); j0 < keys.hi; j0 += Bk) {
           const int cols = static_cast<int>(Kokkos::min(Index(Bk), sq.k_len - j0));
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, Bk), [&](const int cc) {
             const bool live = cc < cols;

@@ -219,7 +219,7 @@ struct ForwardKernel {
     const int s_rows = round_up(sm_rows, 16);
 #endif
 
-    for (Index j0 = (keys.lo / Bc) * Bc; j0 < keys.hi; j0 += Bc) {
+    for (Index j0 = keys.first_tile(Bc); j0 < keys.hi; j0 += Bc) {
       const int cols = static_cast<int>(Kokkos::min(Index(Bc), sq.k_len - j0));
       // Full tiles of accumulation-type K/V rows with unit head-dim stride are read in place:
       // staging them in scratch cost ~11% of the forward (profiled, T = 1024, fp32) and

@@ -148,7 +148,36 @@ void describe(Case& c) {
     f.push_back(c.name);
 }
 
-Case random_case(std::uint64_t seed, std::int64_t index) {
+std::string_view to_string(Mix m) {
+  return m == Mix::gpu ? "gpu" : "all";
+}
+
+namespace {
+
+// Mix::gpu: the case moved into the GPU kernels' space with draws of its own (after every draw
+// of the `all` mix, so the two share their other choices).
+void to_gpu_space(Draw& r, test::Spec& s) {
+  s.dtype = r.chance(0.5) ? DType::bf16 : DType::f16;
+  s.H = r.pick<std::int64_t>({64, 128, 256});
+  s.Hv = r.chance(0.1) ? r.pick<std::int64_t>({64, 128}) : s.H; // (cudnn serves Hv != H)
+  if (!s.packed && s.q_lens.empty() && r.chance(0.3)) {         // several tiles of the GPU kernels
+    s.T = r.chance(0.2) ? 1 : r.in(1, 300);
+    s.S = r.in(1, 300);
+    s.B = r.in(1, 2);
+    s.N = std::min<std::int64_t>(s.N, 2);
+    s.K = std::min(s.K, s.N);
+  }
+  s.bias_dtype = s.dtype;
+  s.mask = false;
+  s.alibi = 0;
+  s.opt.dropout_p = 0.0;
+  if (s.opt.softcap > 0 && r.chance(0.5))
+    s.opt.softcap = 0.0; // (cuda serves softcap, cudnn does not)
+}
+
+} // namespace
+
+Case random_case(std::uint64_t seed, std::int64_t index, Mix draws) {
   Draw r(mix(seed ^ mix(static_cast<std::uint64_t>(index) + 0x51ED2701ull)));
   Case c;
   c.index = index;
@@ -229,6 +258,8 @@ Case random_case(std::uint64_t seed, std::int64_t index) {
   if (r.chance(0.1))
     o.scale = r.pick<double>({0.05, 0.3, 1.0});
   s.heads_major = r.chance(0.3);
+  if (draws == Mix::gpu)
+    to_gpu_space(r, s);
   describe(c);
   return c;
 }

@@ -14,6 +14,9 @@ backend, judging out / lse / gradients with max|out-ref| <= 2*max|baseline-ref| 
 
   --seed N           seed of the random matrix (default 1)
   --cases N          random cases (default 4000)
+  --mix all|gpu      what the random matrix draws: every feature (all, the default), or the
+                     same moved into what the GPU kernel backends serve (gpu: bf16/f16, head
+                     dims 64/128/256, longer sequences; no mask, ALiBi or dropout)
   --case I           start at random case I and skip the regression list (reproduce one case:
                      --case I --cases 1)
   --time-budget S    stop drawing random cases after S seconds (default: no limit)
@@ -73,6 +76,11 @@ std::optional<CliOptions> parse_cli(int argc, char** argv) {
     } else if (a == "--case") {
       o.first_case = to_int(a, value());
       o.single = true;
+    } else if (a == "--mix") {
+      const std::string v = i + 1 < argc ? argv[++i] : "";
+      if (v != "all" && v != "gpu")
+        throw std::invalid_argument("--mix: expected all or gpu, got \"" + v + "\"");
+      o.mix = v == "gpu" ? Mix::gpu : Mix::all;
     } else if (a == "--time-budget") {
       const std::string v = value();
       try {

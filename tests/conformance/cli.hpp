@@ -1,6 +1,8 @@
 // Command line of kokkos-attn-conformance.
 #pragma once
 
+#include "conformance/conformance_case.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +12,7 @@ namespace kattn::conformance {
 
 struct CliOptions {
   std::uint64_t seed = 1;
+  Mix mix = Mix::all;                // which problems the random matrix draws (--mix)
   std::int64_t cases = 4000;         // random cases to run (after the regression list)
   std::int64_t first_case = 0;       // index of the first random case
   bool single = false;               // --case given: reproduce, skip the regression list

@@ -119,6 +119,7 @@ int run(const CliOptions& cli, const std::string& command) {
   const std::vector<BackendVerdict> built = built_backends();
   RunInfo info;
   info.seed = cli.seed;
+  info.mix = cli.mix;
   info.command = command;
   info.shards = cli.shards;
 #ifdef KOKKOSATTN_CONFORMANCE_CUDA
@@ -154,7 +155,7 @@ int run(const CliOptions& cli, const std::string& command) {
     for (const Case& c : regressions)
       std::cout << c.name << ": " << c.description << "\n";
     for (std::int64_t i = cli.first_case; i < cli.first_case + cli.cases; ++i) {
-      const Case c = random_case(cli.seed, i);
+      const Case c = random_case(cli.seed, i, cli.mix);
       if (mine(i) && selected(c, cli.filter))
         std::cout << c.name << ": " << c.description << "\n";
     }
@@ -195,7 +196,7 @@ int run(const CliOptions& cli, const std::string& command) {
         ++failures;
         std::cout << "FAIL [" << r.backend << "] " << r.case_name << " (seed " << cli.seed
                   << "): " << r.reason << "\n  case: " << r.description
-                  << "\n  reproduce: " << reproduce_command(r, cli.seed) << "\n";
+                  << "\n  reproduce: " << reproduce_command(r, info) << "\n";
       } else if (cli.verbose) {
         std::cout << to_string(r.status) << " [" << r.backend << "] " << r.case_name << ": "
                   << r.description << (r.reason.empty() ? "" : " -- " + r.reason) << "\n";
@@ -218,7 +219,7 @@ int run(const CliOptions& cli, const std::string& command) {
   const std::int64_t target =
       counting ? (cli.cases + cli.shards - 1 - cli.shard) / cli.shards : cli.cases;
   const std::int64_t last_index = cli.first_case + (counting ? 100 * cli.cases + 1000 : cli.cases);
-  std::cout << "random matrix: seed " << cli.seed << ", "
+  std::cout << "random matrix: seed " << cli.seed << ", mix " << to_string(cli.mix) << ", "
             << (counting ? std::to_string(target) + " cases run (supported-only) from index " +
                                std::to_string(cli.first_case)
                          : "cases " + std::to_string(cli.first_case) + ".." +
@@ -240,7 +241,7 @@ int run(const CliOptions& cli, const std::string& command) {
       std::cout << "stopped: " << info.stopped_early << "\n";
       break;
     }
-    const Case c = random_case(cli.seed, i);
+    const Case c = random_case(cli.seed, i, cli.mix);
     if (!selected(c, cli.filter))
       continue;
     if (!run_and_report(c, counting))

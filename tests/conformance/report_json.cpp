@@ -43,6 +43,7 @@ void write_json(std::ostream& os, const RunInfo& info, const std::vector<Result>
     failures += r.status == Status::fail;
   os << "{\n  \"cases\": " << info.cases << ",\n  \"results_count\": " << results.size()
      << ",\n  \"failures\": " << failures << ",\n  \"seed\": " << info.seed
+     << ",\n  \"mix\": " << quote(std::string(to_string(info.mix)))
      << ",\n  \"seconds\": " << number(info.seconds);
   if (!info.stopped_early.empty())
     os << ",\n  \"stopped_early\": " << quote(info.stopped_early);
@@ -70,7 +71,7 @@ void write_json(std::ostream& os, const RunInfo& info, const std::vector<Result>
     if (!r.reason.empty())
       os << ", \"reason\": " << quote(r.reason);
     if (r.status == Status::fail)
-      os << ", \"reproduce\": " << quote(reproduce_command(r, info.seed));
+      os << ", \"reproduce\": " << quote(reproduce_command(r, info));
     os << ", \"checks\": [";
     for (std::size_t k = 0; k < r.checks.size(); ++k) {
       const Check& c = r.checks[k];
@@ -112,6 +113,7 @@ void write_summary_json(std::ostream& os, const RunInfo& info, const std::vector
   };
   os << "{\n  \"cases\": " << info.cases << ",\n  \"results_count\": " << results.size()
      << ",\n  \"failures\": " << failures << ",\n  \"seed\": " << info.seed
+     << ",\n  \"mix\": " << quote(std::string(to_string(info.mix)))
      << ",\n  \"seconds\": " << number(info.seconds) << ",\n  \"shards\": " << info.shards
      << ",\n  \"command\": " << quote(info.command) << ",\n  \"device\": " << quote(info.device);
   if (!info.stopped_early.empty())
@@ -158,7 +160,7 @@ void write_summary_json(std::ostream& os, const RunInfo& info, const std::vector
       os << (first ? "\n    " : ",\n    ") << "{\"backend\": " << quote(r.backend)
          << ", \"case\": " << quote(r.case_name) << ", \"description\": " << quote(r.description)
          << ", \"reason\": " << quote(r.reason)
-         << ", \"reproduce\": " << quote(reproduce_command(r, info.seed)) << "}";
+         << ", \"reproduce\": " << quote(reproduce_command(r, info)) << "}";
       first = false;
     }
   os << "\n  ]\n}\n";

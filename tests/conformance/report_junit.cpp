@@ -75,7 +75,7 @@ void write_junit(std::ostream& os, const RunInfo& info, const std::vector<Result
       os << ">\n";
       if (r.status == Status::fail)
         os << "      <failure message=\"" << xml(r.reason) << "\">"
-           << xml("reproduce: " + reproduce_command(r, info.seed)) << "</failure>\n";
+           << xml("reproduce: " + reproduce_command(r, info)) << "</failure>\n";
       else
         os << "      <skipped message=\""
            << xml((r.status == Status::unsupported ? "unsupported: " : "skipped: ") + r.reason)

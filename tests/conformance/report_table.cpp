@@ -7,10 +7,11 @@
 
 namespace kattn::conformance {
 
-std::string reproduce_command(const Result& r, std::uint64_t seed) {
+std::string reproduce_command(const Result& r, const RunInfo& info) {
   std::string cmd = "kokkos-attn-conformance --backend " + r.backend;
   if (r.index >= 0)
-    return cmd + " --seed " + std::to_string(seed) + " --case " + std::to_string(r.index) +
+    return cmd + " --seed " + std::to_string(info.seed) +
+           (info.mix == Mix::gpu ? " --mix gpu" : "") + " --case " + std::to_string(r.index) +
            " --cases 1";
   return cmd + " --filter '" + r.case_name + "' --cases 0";
 }

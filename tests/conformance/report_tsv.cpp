@@ -36,8 +36,9 @@ Status status_of(const std::string& s) {
 } // namespace
 
 void write_tsv_info(std::ostream& os, const RunInfo& info) {
-  os << "#seed\t" << info.seed << "\n#cases\t" << info.cases << "\n#seconds\t" << info.seconds
-     << "\n#uncounted\t" << info.uncounted << "\n#device\t" << clean(info.device) << "\n";
+  os << "#seed\t" << info.seed << "\n#mix\t" << to_string(info.mix) << "\n#cases\t" << info.cases
+     << "\n#seconds\t" << info.seconds << "\n#uncounted\t" << info.uncounted << "\n#device\t"
+     << clean(info.device) << "\n";
   if (!info.stopped_early.empty())
     os << "#stopped\t" << clean(info.stopped_early) << "\n";
   for (std::size_t i = 0; i < info.backends.size(); ++i)
@@ -63,6 +64,8 @@ void read_tsv(std::istream& is, RunInfo& info, std::vector<Result>& results) {
     if (f[0] == "#seed" && f.size() > 1) {
       info.seed = std::stoull(f[1]);
       complete = true;
+    } else if (f[0] == "#mix" && f.size() > 1) {
+      info.mix = f[1] == "gpu" ? Mix::gpu : Mix::all;
     } else if (f[0] == "#cases" && f.size() > 1) {
       info.cases += std::stoll(f[1]);
     } else if (f[0] == "#seconds" && f.size() > 1) {

@@ -14,6 +14,7 @@ namespace kattn::conformance {
 
 struct RunInfo {
   std::uint64_t seed = 0;
+  Mix mix = Mix::all;
   std::int64_t cases = 0; // problems generated and run (regression + random)
   double seconds = 0;
   std::vector<std::string> backends;
@@ -29,7 +30,7 @@ struct RunInfo {
 };
 
 // The one-line command that runs this result's case alone on its backend.
-std::string reproduce_command(const Result& r, std::uint64_t seed);
+std::string reproduce_command(const Result& r, const RunInfo& info);
 
 void write_table(std::ostream& os, const RunInfo& info, const std::vector<Result>& results);
 void write_json(std::ostream& os, const RunInfo& info, const std::vector<Result>& results);

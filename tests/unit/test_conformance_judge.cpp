@@ -102,3 +102,22 @@ TEST_CASE("conformance: a random case is a pure function of (seed, index)") {
   CHECK(random_case(5, 57).description != random_case(5, 58).description);
   CHECK(random_case(5, 57).description != random_case(6, 57).description);
 }
+
+TEST_CASE("conformance: the gpu mix draws only what the GPU kernel backends serve") {
+  int multi_tile = 0;
+  for (std::int64_t i = 0; i < 2000; ++i) {
+    const Case c = random_case(7, i, Mix::gpu);
+    const test::Spec& s = c.spec;
+    INFO(c.description);
+    CHECK((s.dtype == DType::bf16 || s.dtype == DType::f16));
+    CHECK((s.H == 64 || s.H == 128 || s.H == 256));
+    CHECK((s.Hv == s.H || s.Hv == 64 || s.Hv == 128));
+    CHECK_FALSE(s.mask);
+    CHECK(s.alibi == 0);
+    CHECK(s.opt.dropout_p == 0.0);
+    CHECK((!s.bias || s.bias_dtype == s.dtype));
+    multi_tile += s.T > 128 || s.S > 128;
+  }
+  CHECK(multi_tile > 100); // sequences over several of the sm90 kernel's 128-row tiles
+  CHECK(random_case(7, 3, Mix::gpu).description == random_case(7, 3, Mix::gpu).description);
+}

@@ -319,3 +319,52 @@ TEST_CASE("semantics/strides: portable refuses more than 2^31 - 1 teams before t
     CHECK(has(e.what(), "more than a Kokkos league's 2^31 - 1"));
   }
 }
+
+// Found by the fuzzer: a padded query length far below T puts the query blocks past it on an
+// empty key range whose lo lies past the keys (bottom-right window 0: row 128 + S - q_len);
+// portable walked one key tile from there (K/V rows out of range, a negative tile width,
+// Kokkos::clamp's precondition broken, caught in builds with assertions: make test-sanitize, make
+// fuzz; release builds got by as every column range came out empty). Rows past q_len are
+// 0 / -inf; the rest as the reference
+// (f32 against f64 on 8-element dot products and one-key rows: 1e-5; gradients 1e-4).
+TEST_CASE("semantics/padded: query blocks past a short padded length walk no key tile") {
+  if (default_registry().find(Backend::portable) == nullptr)
+    return;
+  for (bool backward : {false, true}) {
+    Spec s = spec_of(1, 300, 300, 1, 1, 8, 8);
+    s.dtype = DType::f32;
+    s.q_lens = {1};
+    s.opt.alignment = Alignment::bottom_right;
+    s.opt.window_left = s.opt.window_right = 0;
+    Attn ref(s), got(s);
+    ref.forward();
+    poison(got.out.view);
+    poison(got.lse.view());
+    ForwardProblem p = got.forward_problem();
+    p.options.backend = Backend::portable;
+    run_forward(default_registry(), p, ExecContext{});
+    const std::vector<double> o = got.out_values(), r = ref.out_values();
+    CHECK(all_finite(o));
+    for (std::size_t i = 0; i < o.size(); ++i)
+      CHECK(std::abs(o[i] - r[i]) <= 1e-5);
+    const std::vector<double> gl = got.lse_values(), rl = ref.lse_values();
+    for (std::size_t i = 0; i < gl.size(); ++i) // -inf past q_len; one key before it
+      CHECK((gl[i] == rl[i] || std::abs(gl[i] - rl[i]) <= 1e-5 * std::max(1.0, std::abs(rl[i]))));
+    if (backward) {
+      ref.backward(false);
+      poison(got.dq.view);
+      poison(got.dk.view);
+      poison(got.dv.view);
+      BackwardProblem bp = got.backward_problem(false);
+      bp.forward.options.backend = Backend::portable;
+      run_backward(default_registry(), bp, ExecContext{});
+      for (const auto& [g, w] :
+           {std::pair{&got.dq, &ref.dq}, {&got.dk, &ref.dk}, {&got.dv, &ref.dv}}) {
+        const std::vector<double> gv = read_logical(g->view), wv = read_logical(w->view);
+        CHECK(all_finite(gv));
+        for (std::size_t i = 0; i < gv.size(); ++i)
+          CHECK(std::abs(gv[i] - wv[i]) <= 1e-4);
+      }
+    }
+  }
+}

@@ -55,9 +55,11 @@ TEST_CASE("kernel_contract/mask_rule: ranges agree with visible() (brute force, 
         const kattn::IndexRange<I> keys = r.keys_of_rows(first, last);
         if (hi <= lo) {
           CHECK(keys.hi == keys.lo);
+          CHECK(keys.first_tile(64) == keys.hi); // a tile walk visits nothing
         } else {
           CHECK(keys.lo == lo);
           CHECK(keys.hi == hi);
+          CHECK(keys.first_tile(64) == lo / 64 * 64);
         }
         for (I j0 = 0; j0 < r.k_len + 2; ++j0)
           for (I n : {1, 2, 4}) { // tile_needs_mask: some key of the tile hidden from some row
@@ -79,6 +81,7 @@ TEST_CASE("kernel_contract/mask_rule: ranges agree with visible() (brute force, 
         const kattn::IndexRange<I> rows = r.rows_of_keys(first, last);
         if (hi <= lo) {
           CHECK(rows.hi == rows.lo);
+          CHECK(rows.first_tile(64) == rows.hi);
         } else {
           CHECK(rows.lo == lo);
           CHECK(rows.hi == hi);

@@ -41,7 +41,7 @@ void check_dropout_limits(const Options& o, const Dims& d) {
     return;
   constexpr std::int64_t two32 = std::int64_t{1} << 32;
   constexpr std::int64_t two34 = std::int64_t{1} << 34;
-  if (d.B > (two32 - 1) / d.N)
+  if (d.N > 0 && d.B > (two32 - 1) / d.N) // (N = 0: an empty problem, rule empty)
     fail("options.dropout_p: expected B*N < 2^32 with dropout (Philox counter), got B*N = " +
          str(d.B) + "*" + str(d.N));
   if (d.T >= two32)

@@ -219,10 +219,11 @@ void main_sizes(const ForwardProblem& p, Dims& d) {
     if (ext(*t, dim) < 1)
       fail(std::string(name) + ": expected head dim " + symbol + " >= 1 at dim " +
            str(std::int64_t{dim}) + " (only B, T, S, N, K may be 0), got " + t->shape_string());
-  if (d.K == 0 && d.N != 0)
-    fail("k: expected extent K >= 1 at dim " + str(std::int64_t{o}) + " for N=" + str(d.N) +
-         " query heads (K = 0 only with N = 0), got " + p.k.shape_string());
-  if (d.K != 0 && d.N % d.K != 0)
+  // (K >= 1 even with N = 0: backends divide by the group size N / K.)
+  if (d.K == 0)
+    fail("k: expected extent K >= 1 at dim " + str(std::int64_t{o}) +
+         " (key/value heads; N may be 0), got " + p.k.shape_string());
+  if (d.N % d.K != 0)
     fail("k: expected extent K at dim " + str(std::int64_t{o}) + " to divide N=" + str(d.N) +
          " (GQA/MQA), got K=" + str(d.K) + " in " + p.k.shape_string());
 }

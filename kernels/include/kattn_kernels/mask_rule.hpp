@@ -12,11 +12,17 @@
 
 namespace kattn {
 
-// Half-open [lo, hi); empty when hi <= lo.
+// Half-open [lo, hi); empty when hi <= lo, and then lo is not a position (it may lie past the
+// sequence): walk a range only when hi > lo.
 template <class I>
 struct IndexRange {
   I lo;
   I hi;
+  // The first tile start (a multiple of w) of a walk over the range in tiles of w: hi when the
+  // range is empty, so that `for (t = r.first_tile(w); t < r.hi; t += w)` visits no tile. (A
+  // walk from (lo / w) * w visited one tile of an empty range, past the keys when lo was:
+  // portable read K/V rows out of range, found by the fuzzer.)
+  KATTN_INLINE I first_tile(I w) const { return hi > lo ? lo / w * w : hi; }
 };
 
 template <class I>
@@ -47,9 +53,9 @@ struct BasicMaskRule {
     return {window_left >= 0 ? d - window_left : I(0), hi};
   }
 
-  // The keys any valid row of [first, last] may see: within [0, k_len], lo == hi when none (no
-  // valid row, or the window misses every key). Each row's keys are one interval moving right
-  // with the row, so the union over the rows is one interval too.
+  // The keys any valid row of [first, last] may see: within [0, k_len] when any; lo == hi when
+  // none (no valid row, or the window misses every key; see IndexRange). Each row's keys are one
+  // interval moving right with the row, so the union over the rows is one interval too.
   KATTN_INLINE IndexRange<I> keys_of_rows(I first, I last) const {
     if (last >= q_len)
       last = q_len - 1;
@@ -61,7 +67,8 @@ struct BasicMaskRule {
     return {lo, hi < lo ? lo : hi};
   }
 
-  // The valid rows that see any key of [first, last]: within [0, q_len], lo == hi when none.
+  // The valid rows that see any key of [first, last]: within [0, q_len] when any; lo == hi when
+  // none.
   KATTN_INLINE IndexRange<I> rows_of_keys(I first, I last) const {
     if (last >= k_len)
       last = k_len - 1;
