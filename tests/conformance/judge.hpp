@@ -35,6 +35,9 @@ struct Magnitudes {
   // of its terms): scale*|dO||v||k| for dq, scale*|dO||v||q| for dk, |dO||v| for dbias, |dO|
   // for dv, elementwise maxima, times keep_scale.
   double dq_term = 0, dk_term = 0, dbias_term = 0, dv_term = 0;
+  // dS elements each broadcast dbias element sums (B with a batch-broadcast bias, times N with a
+  // head-broadcast one; 1 without broadcast).
+  std::int64_t dbias_reduce = 1;
   std::int64_t H = 0, S = 0, T = 0;
 };
 

@@ -76,6 +76,7 @@ Magnitudes measure(const test::Attn& a) {
   m.dbias_term = m.dv_term * m.v_max;
   m.dq_term = a.dims.scale * m.dbias_term * k;
   m.dk_term = a.dims.scale * m.dbias_term * q;
+  m.dbias_reduce = (s.bias_bcast_b ? a.dims.B : 1) * (s.bias_bcast_n ? a.dims.N : 1);
   return m;
 }
 

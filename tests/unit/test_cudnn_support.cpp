@@ -3,6 +3,9 @@
 // tests/gpu/.)
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "common/reference_problem.hpp"
 #include "cudnn/cudnn_spec.hpp"
 #include "kokkosattn/dispatch.hpp"
@@ -78,38 +81,39 @@ TEST_CASE("cudnn/support: dropout only when cudnn is forced (its mask is cuDNN's
   CHECK(forced_reason.find("dropout: cuDNN draws its own mask") == std::string::npos);
 }
 
-TEST_CASE("cudnn/support: packed varlen with every query length 1 and an LSE is refused") {
-  // Regression: wrong LSE from cuDNN there on the H200 (cudnn_backend.cpp says where it was seen).
+TEST_CASE("cudnn/support: packed varlen with longest query 1 and an LSE: served when every "
+          "sequence has its query, refused with an empty one") {
+  // Issue 20 item 9: cuDNN's LSE through ragged Stats offsets was wrong there on the H200; the
+  // backend now gives Stats no ragged offsets when every length is 1 (cudnn_spec.cpp), which
+  // cannot address a batch with empty sequences.
   const kattn::BackendImpl* cudnn = kattn::default_registry().find(kattn::Backend::cudnn);
   if (cudnn == nullptr) {
     MESSAGE("cudnn backend not built (KokkosAttn_ENABLE_CUDNN=OFF): nothing to check");
     return;
   }
-  kattn::test::Spec s;
-  s.dtype = kattn::DType::f16;
-  s.N = 4, s.K = 2, s.H = s.Hv = 64;
-  s.packed = true;
-  s.q_lens = {1, 1};
-  s.k_lens = {42, 40};
-  kattn::test::Attn a(s);
-  kattn::ForwardProblem p = a.forward_problem();
-  for (kattn::Tensor* t :
-       {&p.q, &p.k, &p.v, &p.out, &p.extras.lse, &p.extras.cu_seqlens_q, &p.extras.cu_seqlens_k})
-    t->space = kattn::MemorySpace::cuda_device; // labelled only: nothing is dereferenced
-  p.extras.max_seqlen_q = 1;
-  p.extras.max_seqlen_k = 42;
-  kattn::ExecContext gpu;
-  gpu.device = kattn::Device::cuda;
-  const kattn::Dims d = kattn::validate(p);
-  const kattn::Support with_lse = cudnn->supports(p, d, gpu);
-  CHECK_FALSE(with_lse.ok);
-  CHECK(with_lse.reason.find("every query length 1 and an LSE output") != std::string::npos);
-  p.extras.lse = {};
-  std::string without; // without an LSE the rule does not apply (cuDNN may still refuse)
-  try {
-    without = cudnn->supports(p, kattn::validate(p), gpu).reason;
-  } catch (const std::exception& e) {
-    without = e.what();
-  }
-  CHECK(without.find("every query length 1") == std::string::npos);
+  const auto reason = [&](std::vector<std::int64_t> q_lens, std::vector<std::int64_t> k_lens) {
+    kattn::test::Spec s;
+    s.dtype = kattn::DType::f16;
+    s.N = 4, s.K = 2, s.H = s.Hv = 64;
+    s.packed = true;
+    s.q_lens = std::move(q_lens);
+    s.k_lens = std::move(k_lens);
+    kattn::test::Attn a(s);
+    kattn::ForwardProblem p = a.forward_problem();
+    for (kattn::Tensor* t :
+         {&p.q, &p.k, &p.v, &p.out, &p.extras.lse, &p.extras.cu_seqlens_q, &p.extras.cu_seqlens_k})
+      t->space = kattn::MemorySpace::cuda_device; // labelled only: nothing is dereferenced
+    p.extras.max_seqlen_q = 1;
+    p.extras.max_seqlen_k = 42;
+    kattn::ExecContext gpu;
+    gpu.device = kattn::Device::cuda;
+    try { // (without a GPU cuDNN itself refuses later, for another reason)
+      return cudnn->supports(p, kattn::validate(p), gpu).reason;
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+  CHECK(reason({1, 1}, {42, 40}).find("query lengths of 0 and 1") == std::string::npos);
+  CHECK(reason({1, 0, 1}, {42, 40, 3}).find("query lengths of 0 and 1 only, some 0, and an LSE") !=
+        std::string::npos);
 }
