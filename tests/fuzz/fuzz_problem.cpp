@@ -72,9 +72,10 @@ void exercise(kattn::fuzz::Inputs& in, P& p) {
   attempt([&] { (void)format_explain(explain(r, p, x)); });
   attempt([&] { (void)format_selection(select(r, p, x)); });
   // (From the validated sizes: a mutated extent may make a drawn small problem large.)
-  const double work = static_cast<double>(d.B) * static_cast<double>(d.N) *
-                      static_cast<double>(d.T) * static_cast<double>(d.S) *
-                      static_cast<double>(d.H + d.Hv);
+  const double work =
+      static_cast<double>(d.B) * static_cast<double>(d.N) * static_cast<double>(d.T) *
+      static_cast<double>(d.S) *
+      (static_cast<double>(d.H) + static_cast<double>(d.Hv)); // (H may be near 2^63)
   if (!valid || !in.runnable || work > kMaxWork)
     return;
   Options& o = [&]() -> Options& {
