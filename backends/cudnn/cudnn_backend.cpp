@@ -166,12 +166,9 @@ Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x
   const Tensor& lse = p.extras.lse;
   if (lse.defined() && (lse.space != MemorySpace::cuda_device || !aligned16(lse)))
     return Support::no("lse: expected 16-byte aligned cuda_device memory");
-  // Packed varlen whose longest query sequence is 1 (d.T == 1): cuDNN's Stats through ragged
-  // offsets came back wrong (off by 1-5, out right; H200, cuDNN 9.19, conformance seed 8 case
-  // 326, seed 4242 cases 382/436). When every sequence has its one query, Stats go without
-  // ragged offsets (cudnn_spec.cpp: the same addresses); with empty sequences among them they
-  // cannot, and those are refused.
-  if (d.packed && d.T == 1 && lse.defined() && p.q.extent[0] != d.B)
+  // (cudnn_spec.hpp: LSE off by 1-5, out right, conformance seed 8 case 326, seed 4242 cases
+  // 382/436; the Stats go without ragged offsets where they can.)
+  if (lse.defined() && detail::packed_longest_query_one(d) && !detail::stats_without_offsets(p, d))
     return Support::no("packed varlen with query lengths of 0 and 1 only, some 0, and an LSE "
                        "output: cuDNN's LSE through ragged offsets is wrong when the longest "
                        "query sequence is 1 (issue 20 item 9)");

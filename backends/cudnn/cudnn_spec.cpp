@@ -53,9 +53,7 @@ GraphSpec make_spec(const ForwardProblem& p, const Dims& d, int device, void* st
     add_ragged(g, rt_k, true, p.k.stride[0]);
     add_ragged(g, rt_v, true, p.v.stride[0]);
     add_ragged(g, rt_o, false, p.out.stride[0]);
-    // Longest query sequence 1 (cudnn_backend.cpp): every sequence's one row at b * N, the
-    // offsets' addresses, without ragged offsets (cuDNN's LSE through them was wrong there).
-    if (lse.defined() && !(d.T == 1 && p.q.extent[0] == d.B))
+    if (lse.defined() && !stats_without_offsets(p, d))
       add_ragged(g, rt_stats, false, d.N);
   }
   const Tensor& bias = p.extras.bias;

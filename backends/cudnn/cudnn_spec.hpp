@@ -73,6 +73,17 @@ constexpr std::int64_t cudnn_left_bound(std::int64_t window_left) {
   return window_left < 0 ? -1 : window_left + 1;
 }
 
+// Packed varlen whose longest query sequence is 1 (issue 20 item 9): cuDNN's LSE through ragged
+// Stats offsets came back wrong there (H200, cuDNN 9.19). When every sequence has its one query
+// (total_q == B) the Stats go without offsets, row b at b * N, the addresses the offsets gave;
+// with empty sequences among them they cannot, and the backend refuses the problem.
+inline bool packed_longest_query_one(const Dims& d) {
+  return d.packed && d.T == 1;
+}
+inline bool stats_without_offsets(const ForwardProblem& p, const Dims& d) {
+  return packed_longest_query_one(d) && p.q.extent[0] == d.B;
+}
+
 // Requires a validated problem the backend's host checks accepted.
 GraphSpec make_spec(const ForwardProblem& p, const Dims& d, int device, void* stream);
 GraphSpec make_spec(const BackwardProblem& p, const Dims& d, int device, void* stream);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "kokkosattn/auto_policy.hpp"
+#include "kokkosattn/detail/empty_sides.hpp"
 #include "kokkosattn/errors.hpp"
 #include "kokkosattn/validate.hpp"
 
@@ -125,15 +126,12 @@ std::string copies_note(const LayoutCopies& c) {
          layout_copies_cost() + ")";
 }
 
-std::string how_requested(const Options& o) {
-  return requested_backend(o) == Backend::automatic ? "auto"
-         : o.backend != Backend::automatic          ? "forced by options"
-                                                    : "forced by KOKKOSATTN_BACKEND";
+std::string how_requested(const Options& o, Backend want) {
+  return want == Backend::automatic        ? "auto"
+         : o.backend != Backend::automatic ? "forced by options"
+                                           : "forced by KOKKOSATTN_BACKEND";
 }
 
-bool has_elements(const Tensor& t) {
-  return t.defined() && t.numel() > 0; // (validation made numel fit)
-}
 // Rule empty: a problem whose outputs have no element is a no-op on every backend.
 bool writes_nothing(const ForwardProblem& p) {
   const Fp8Scales& f = p.extras.fp8;
@@ -154,14 +152,14 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
   Selection s;
   s.dims = validate(p);
   const Options& o = options_of(p);
-  s.how = how_requested(o);
+  const Backend want = requested_backend(o);
+  s.how = how_requested(o, want);
   if (writes_nothing(p)) {
     s.empty = true;
     return s;
   }
   const bool copies_ok = copies_allowed(o, lc);
   const LayoutCopies layout = copies_ok ? copies_for(p) : LayoutCopies{};
-  const Backend want = requested_backend(o);
   if (want == Backend::automatic) {
     const AutoOrder order = auto_order(r, p, s.dims, x);
     s.order_rule = order.rule;

@@ -2,9 +2,12 @@
 // buffers, and an identity V that turns the output rows into the attention weights.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "common/reference_problem.hpp"
+#include "kokkosattn/errors.hpp"
+#include "kokkosattn/validate.hpp"
 
 namespace kattn::test {
 
@@ -50,6 +53,17 @@ inline Spec spec_of(std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t
   Spec s;
   s.B = B, s.T = T, s.S = S, s.N = N, s.K = K, s.H = H, s.Hv = Hv;
   return s;
+}
+
+// The message validate throws for this problem (forward or backward), or "" when it is valid.
+template <class P>
+std::string refusal_of(const P& p) {
+  try {
+    validate(p);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
 }
 
 } // namespace kattn::test

@@ -45,17 +45,6 @@ std::vector<double> run(Attn& a, Backend backend, std::int64_t left, std::int64_
   return run_with(a, backend, o);
 }
 
-// The message validate throws for this problem (forward or backward), or "".
-template <class P>
-std::string refusal_of(const P& p) {
-  try {
-    validate(p);
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kokkosattn/detail/empty_sides.hpp" // has_elements
 #include "kokkosattn/problem.hpp"
 
 namespace kattn::validation {
@@ -49,7 +50,6 @@ inline std::int64_t strd(const Tensor& t, int d) {
 void check_not_half_given(const Tensor& t, const std::string& name);
 void check_storage(const Tensor& t, const std::string& name, const Names& dims);
 void check_addressable(const Tensor& t, const std::string& name); // (check_storage calls it)
-bool has_elements(const Tensor& t);                               // defined, no extent 0
 // One past the largest element offset, in bytes; nothing when it overflows int64.
 std::optional<std::int64_t> byte_span(const Tensor& t);
 void check_layout(const Tensor& t, const std::string& name, const Names& dims,

@@ -79,13 +79,6 @@ void check_storage(const Tensor& t, const std::string& name, const Names& dims) 
   check_addressable(t, name);
 }
 
-bool has_elements(const Tensor& t) {
-  for (int d = 0; d < t.rank; ++d)
-    if (ext(t, d) == 0)
-      return false;
-  return t.defined();
-}
-
 // Every element addressable in int64: the element count and one past the largest offset
 // (sum of (extent - 1) * stride), both in bytes. Backends index with these sums (and copies
 // allocate the count): a wrapped one read or wrote outside the tensor.
