@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kokkosattn/dtype.hpp"
 #include "kokkosattn/half.hpp"
@@ -89,13 +90,27 @@ struct scalar_traits<bf16_storage> {
 #endif
 };
 
+// A double as Acc, finite values beyond Acc's range saturated to its largest finite value:
+// an f64 bias of -1e300 must weigh on a float backend as on the reference (next to finite
+// scores nothing, a row of them uniform), not become -inf, i.e. a mask (docs/semantics.md
+// non_finite). Infinities and NaN stay what they are.
+template <class Acc>
+KOKKOS_INLINE_FUNCTION Acc narrow_saturating(double x) {
+  if constexpr (std::is_same_v<Acc, double>) {
+    return x;
+  } else {
+    constexpr double top = static_cast<double>(Kokkos::Experimental::finite_max_v<Acc>);
+    return static_cast<Acc>(Kokkos::isfinite(x) ? Kokkos::clamp(x, -top, top) : x);
+  }
+}
+
 // Reads element `offset` of a floating tensor of runtime dtype `t` (bias tensors may have any
 // float dtype independent of q/k/v) as Acc.
 template <class Acc>
 KOKKOS_INLINE_FUNCTION Acc load_as(const void* data, kattn::DType t, std::int64_t offset) {
   switch (t) {
   case kattn::DType::f64:
-    return static_cast<Acc>(static_cast<const double*>(data)[offset]);
+    return narrow_saturating<Acc>(static_cast<const double*>(data)[offset]);
   case kattn::DType::f32:
     return static_cast<Acc>(static_cast<const float*>(data)[offset]);
   case kattn::DType::f16:

@@ -175,12 +175,16 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
       });
 
   // 2. Row softmax in place; LSE (natural log). Rows without a finite score: all zero, -inf.
+  // The max keeps a NaN score (Kokkos::max would skip it), so such a row, like one with a +inf
+  // score, comes out NaN (docs/semantics.md non_finite) rather than as an empty row.
   Kokkos::parallel_for(
       "KokkosAttn::naive::softmax", Policy3(exec, {0, 0, 0}, {a.B, a.N, a.T}),
       KOKKOS_LAMBDA(const Index b, const Index n, const Index i) {
         Acc m = neg_inf;
-        for (Index j = 0; j < a.S; ++j)
-          m = Kokkos::max(m, scores(b, n, i, j));
+        for (Index j = 0; j < a.S; ++j) {
+          const Acc x = scores(b, n, i, j);
+          m = (x > m || Kokkos::isnan(x)) ? x : m; // NaN sticks: nothing compares above it
+        }
         float* lse = static_cast<float*>(a.lse.data);
         const Index lse_at =
             lse ? b * a.lse.stride[0] + n * a.lse.stride[1] + i * a.lse.stride[2] : 0;

@@ -354,7 +354,9 @@ struct ForwardKernel {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows_out), [&](const int r) {
       const Index i = i0 + r;
       const Index tok = sq.q_tok0 + i;
-      const bool live = r < rows && sc.l[r] > 0; // else a fully masked or padded row
+      // Else a fully masked or padded row (sum 0). A NaN sum (a NaN or +inf score) is live:
+      // its out and LSE come out NaN (docs/semantics.md non_finite).
+      const bool live = r < rows && !(sc.l[r] <= 0);
       const Acc inv = live ? Acc(1) / sc.l[r] : Acc(0);
       const Acc lse = live ? sc.m[r] + Kokkos::log(sc.l[r]) : neg_inf<Acc>();
       const Acc* orow = sc.o + r * Hvp;

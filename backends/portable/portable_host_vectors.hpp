@@ -57,9 +57,10 @@ inline f8 splat(float x) {
 // the scalar exp_nonpositive in portable_tile.hpp (which it matches to about an ulp), with
 // fewer operations: t = x / ln2 + (1.5 * 2^23 + 127) rounds x / ln2 to an integer n and leaves
 // n + 127 in the low bits of t, so shifting t's bits up gives 2^n without a conversion; lanes
-// below -87 (-inf and NaN included) are not clamped but cleared by a mask at the end.
+// below -87 (-inf included) are not clamped but cleared by a mask at the end. NaN lanes stay
+// NaN (docs/semantics.md non_finite), as in the scalar version.
 inline f8 exp_nonpositive(f8 x) {
-  const i8 keep = x >= -87.0f; // exp(-87) ~ 1.6e-38: flush to 0 below
+  const i8 keep = ~(x < -87.0f); // exp(-87) ~ 1.6e-38: flush to 0 below; NaN compares false
   const f8 t = x * 1.44269504088896341f + 12583039.0f;
   const f8 n = t - 12583039.0f;
   f8 r = x - n * 0.693145751953125f;    // ln2 high part (exact product for |n| < 2^11)

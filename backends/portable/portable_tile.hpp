@@ -156,13 +156,17 @@ KOKKOS_INLINE_FUNCTION void tile_gemm(const Team& team, int M, int N, int Kd, co
   });
 }
 
-// exp(x) for x <= 0 (softmax arguments after the running max is subtracted), -inf included.
+// exp(x) for x <= 0 (softmax arguments after the running max is subtracted), -inf included;
+// a NaN stays NaN (a NaN score makes its row NaN, docs/semantics.md non_finite).
 // float: Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, then exp(r) by its Taylor series to
 // degree 7 (truncation error < 6e-9, under one ulp), scaled by 2^n through the exponent bits.
 // Branch-free so that loops over a tile vectorise. double keeps the library exp.
 KOKKOS_FORCEINLINE_FUNCTION float exp_nonpositive(float x) {
-  const bool tiny = !(x >= -87.0f); // exp(-87) ~ 1.6e-38: flush to 0 below, -inf included
-  x = tiny ? -87.0f : x;
+  // exp(-87) ~ 1.6e-38: 0 below (-inf included). Outside [-87, 88] (NaN included) the
+  // polynomial runs on 0, so that no NaN or infinity reaches the integer conversion.
+  const bool in_range = x >= -87.0f && x <= 88.0f;
+  const float edge = x < 0.0f ? 0.0f : x * Kokkos::Experimental::infinity_v<float>; // NaN: NaN
+  x = in_range ? x : 0.0f;
   // Round to nearest by adding and removing 1.5 * 2^23 (no libm call, so it vectorises).
   const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693145751953125f; // ln2 high part (exact product for |n| < 2^11)
@@ -177,7 +181,7 @@ KOKKOS_FORCEINLINE_FUNCTION float exp_nonpositive(float x) {
   p = p * r + 1.0f;
   const std::int32_t e = (static_cast<std::int32_t>(n) + 127) << 23;
   const float scale = Kokkos::bit_cast<float>(e);
-  return tiny ? 0.0f : p * scale;
+  return in_range ? p * scale : edge;
 }
 
 KOKKOS_FORCEINLINE_FUNCTION double exp_nonpositive(double x) {

@@ -86,12 +86,17 @@ void compute_row(const ForwardProblem& p, const Dims& d, const Sequence& s, std:
         load_double(p.q, token_offset(p.q, d.packed, s.b, s.q_start, i, n, h));
 
   double max_score = neg_inf;
+  // A NaN or +inf score makes the row NaN (docs/semantics.md non_finite): it is noted here, not
+  // folded into the max, which a NaN would otherwise skip.
+  bool poisoned = false;
+  row.seen.assign(len, 0);
   for (std::int64_t j = 0; j < s.k_len; ++j) {
     const auto sj = static_cast<std::size_t>(j);
     if (!rule.visible(i, j))
       continue;
     if (e.mask.defined() && load_int(e.mask, broadcast_offset(e.mask, s.b, n, i, j)) == 0)
       continue;
+    row.seen[sj] = 1;
     double dot = 0.0;
     for (std::int64_t h = 0; h < d.H; ++h)
       dot += q[static_cast<std::size_t>(h)] *
@@ -107,11 +112,19 @@ void compute_row(const ForwardProblem& p, const Dims& d, const Sequence& s, std:
     if (e.alibi_slopes.defined())
       x += rule.alibi(slope, i, j);
     score[sj] = x;
+    poisoned |= std::isnan(x) || x == -neg_inf;
     if (x > max_score)
       max_score = x;
   }
 
-  row.empty = !(max_score > neg_inf);
+  if (poisoned) { // every key the row sees gets weight NaN, so out, LSE and gradients are NaN
+    row.empty = false;
+    row.lse = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t j = 0; j < len; ++j)
+      row.prob[j] = row.seen[j] ? row.lse : 0.0;
+    return;
+  }
+  row.empty = max_score == neg_inf;
   if (row.empty) {
     row.lse = neg_inf;
     return;

@@ -44,11 +44,12 @@ void fill_all(const Tensor& t, double v);
 
 // One query row (b, n, i): for each key j < k_len of the sequence.
 struct Row {
-  bool empty = true;        // no visible key with a finite score
-  double lse = 0.0;         // natural-log sum-exp of the undropped scores
-  std::vector<double> prob; // softmax probability P_ij (0 where masked)
-  std::vector<double> keep; // dropout multiplier Z_ij: 0 or 1/(1-p); 1 without dropout
-  std::vector<double> dcap; // d(capped score)/d(raw score): 1 - tanh^2, or 1 without softcap
+  bool empty = true;               // no visible key with a finite score (and none NaN or +inf)
+  double lse = 0.0;                // natural-log sum-exp of the undropped scores
+  std::vector<double> prob;        // softmax probability P_ij (0 where masked)
+  std::vector<double> keep;        // dropout multiplier Z_ij: 0 or 1/(1-p); 1 without dropout
+  std::vector<double> dcap;        // d(capped score)/d(raw score): 1 - tanh^2, or 1 without softcap
+  std::vector<unsigned char> seen; // 1 where the row sees key j (window rule and boolean mask)
 };
 
 void compute_row(const ForwardProblem& p, const Dims& d, const Sequence& s, std::int64_t n,

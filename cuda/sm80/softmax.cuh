@@ -85,7 +85,7 @@ struct OnlineSoftmax {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(row_sum[mt][h]);
-        const bool empty = row_is_empty(row_max[mt][h]);
+        const bool empty = row_is_empty(l);
         inv[mt][h] = empty ? 0.f : 1.f / l;
         lse[mt][h] = empty ? -INFINITY : (row_max[mt][h] * mult + log2f(l)) * 0.6931471805599453f;
       }

@@ -100,7 +100,7 @@ struct OnlineSoftmax {
       float sum = row_sum[r];
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const bool empty = row_is_empty(row_max[r]);
+      const bool empty = row_is_empty(sum);
       inv[r] = empty ? 0.f : 1.f / sum;
       lse[r] = empty ? -INFINITY : row_max[r] * log2_mul * 0.6931471805599453f + logf(sum);
     }

@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(W* kWaves) flash_fwd_kernel(const FlashFwdPara
     const int i = i0 + wave * 16 + L::row(lane, r);
     if (i >= rows_out)
       continue;
-    const bool empty = row_is_empty(m2[r]);
+    const bool empty = row_is_empty(l);
     const float inv = empty ? 0.f : 1.f / l;
 #pragma unroll
     for (int hb = 0; hb < HD / 16; ++hb)

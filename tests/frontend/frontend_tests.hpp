@@ -495,3 +495,95 @@ KATTN_FE_TEST("empty problems: no tokens is a no-op, no keys gives out 0 and LSE
   empty_case<Right>();
   empty_case<Left>();
 }
+
+// docs/semantics.md rule non_finite through Views on this space, on auto and every backend that
+// serves them here (on a GPU: our kernels and cuDNN): a NaN in q makes its row NaN (out and
+// LSE), a NaN in k the rows that see that key (causal: from the key on, in the query heads of
+// its KV head); every other row keeps its clean value. Not bit for bit: on sm90 a warp decides
+// together whether its rows rescale, so a row may round differently when a neighbour changes;
+// one ulp of the element type times the largest output covers that, a wrong row is off by ~1.
+template <class L>
+void non_finite_case() {
+  const Space exec;
+  using Mem = typename Space::memory_space;
+  constexpr std::int64_t B = 1, T = 200, N = 4, K = 2, H = 64;
+  Tensor4<Fast, L, Space> q("q", {B, T, N, H}), k("k", {B, T, K, H}), v("v", {B, T, K, H}),
+      out("out", {B, T, N, H});
+  q.randomize(11);
+  k.randomize(12);
+  v.randomize(13);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> lse("lse", B, N, T);
+  Extras e;
+  e.lse = lse;
+  struct Run {
+    Backend backend;
+    bool ran = false;
+    std::vector<double> out, lse;
+  };
+  std::vector<Run> runs;
+  for (Backend b :
+       {Backend::automatic, Backend::portable, Backend::cuda, Backend::cudnn, Backend::hip})
+    if (!is_device_kernel(b) || fast_space)
+      runs.push_back(Run{b, false, {}, {}});
+  const auto run = [&](Run& r) {
+    Options o;
+    o.causal = true;
+    o.backend = r.backend;
+    out.poison();
+    Kokkos::deep_copy(lse, std::numeric_limits<float>::quiet_NaN());
+    try {
+      KokkosAttn::sdpa(exec, q.view(), k.view(), v.view(), out.view(), o, e);
+    } catch (const Unsupported& u) {
+      MESSAGE(to_string(r.backend) << " skipped here: " << u.what());
+      return false;
+    }
+    exec.fence();
+    r.out = out.download();
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lse);
+    r.lse.clear();
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t i = 0; i < T; ++i)
+        r.lse.push_back(h(0, n, i));
+    return true;
+  };
+  std::vector<Run> clean = runs;
+  for (Run& r : clean)
+    r.ran = run(r);
+  const auto set_nan = [](auto& t, std::int64_t flat) {
+    t.host(std::size_t(t.offset(flat))) =
+        from_double<Fast>(std::numeric_limits<double>::quiet_NaN());
+    Kokkos::deep_copy(t.dev, t.host);
+  };
+  set_nan(q, ((0 * T + 37) * N + 1) * H + 3);  // q[0, 37, 1, 3]
+  set_nan(k, ((0 * T + 150) * K + 0) * H + 5); // k[0, 150, 0, 5]: query heads 0 and 1 see it
+  int gpu_kernels = 0;
+  for (std::size_t c = 0; c < runs.size(); ++c) {
+    if (!clean[c].ran || !run(runs[c]))
+      continue;
+    gpu_kernels += is_device_kernel(runs[c].backend);
+    INFO(to_string(runs[c].backend));
+    const double tol = std::ldexp(max_abs(clean[c].out), -7) + 1e-6;
+    int wrong = 0;
+    for (std::int64_t i = 0; i < T; ++i)
+      for (std::int64_t n = 0; n < N; ++n) {
+        const bool reached = (i == 37 && n == 1) || (i >= 150 && n < 2);
+        const std::size_t l = std::size_t(n * T + i);
+        bool ok = reached ? std::isnan(runs[c].lse[l])
+                          : std::abs(runs[c].lse[l] - clean[c].lse[l]) <= 1e-3;
+        for (std::int64_t h = 0; h < H; ++h) {
+          const std::size_t at = std::size_t((i * N + n) * H + h);
+          ok = ok && (reached ? std::isnan(runs[c].out[at])
+                              : std::abs(runs[c].out[at] - clean[c].out[at]) <= tol);
+        }
+        if (!ok && ++wrong <= 3)
+          CHECK_MESSAGE(ok, "row i=" << i << " n=" << n << (reached ? " not NaN" : " changed"));
+      }
+    CHECK(wrong == 0);
+  }
+  if (fast_space && have_16bit)
+    CHECK(gpu_kernels > 0); // the GPU kernels of this build were judged, not only portable
+}
+
+KATTN_FE_TEST("non-finite inputs: a NaN reaches the rows that see it, and no other") {
+  non_finite_case<Right>();
+}

@@ -107,12 +107,15 @@ TEST_CASE("kernel_contract/mask_rule: the kernels' int form gives the int64 form
   }
 }
 
-TEST_CASE("kernel_contract/empty_row: a row is empty when its maximum never left -inf") {
-  const float inf = std::numeric_limits<float>::infinity();
-  CHECK(kattn::row_is_empty(-inf));
-  CHECK(kattn::row_is_empty(std::numeric_limits<float>::quiet_NaN()));
-  CHECK_FALSE(kattn::row_is_empty(-1e30f));
-  CHECK_FALSE(kattn::row_is_empty(0.f));
+// The test is on the row's sum of weights: 0 when every key it saw scored -inf (or it saw none);
+// a row with a finite score sums at least 1; a NaN or +inf score makes the sum NaN, and that
+// row is not empty (docs/semantics.md non_finite: its out and LSE come out NaN).
+TEST_CASE("kernel_contract/empty_row: a row is empty when its weights sum to 0, not when NaN") {
+  CHECK(kattn::row_is_empty(0.f));
+  CHECK(kattn::row_is_empty(-0.f));
+  CHECK_FALSE(kattn::row_is_empty(std::numeric_limits<float>::quiet_NaN()));
+  CHECK_FALSE(kattn::row_is_empty(1.f));
+  CHECK_FALSE(kattn::row_is_empty(std::numeric_limits<float>::infinity()));
 }
 
 TEST_CASE(

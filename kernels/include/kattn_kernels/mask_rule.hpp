@@ -116,10 +116,14 @@ KATTN_INLINE BasicMaskRule<I> make_mask_rule(I q_len, std::type_identity_t<I> k_
 
 using MaskRule = BasicMaskRule<std::int64_t>;
 
-// A row that saw no key gives output 0 and LSE -inf (docs/semantics.md): its running maximum
-// never rose above -inf. The same test as the reference's, for every kernel's softmax finish.
-KATTN_INLINE bool row_is_empty(float row_max) {
-  return !(row_max > -__builtin_huge_valf());
+// A row that saw no key (or only -inf scores) gives output 0 and LSE -inf (docs/semantics.md
+// fully_masked_rows): its sum of weights is exactly 0, since a row with a finite score sums at
+// least exp(0) = 1 at its max. A NaN or +inf score makes the sum NaN (exp of NaN, or of
+// inf - inf), which is not empty: that row's out and LSE come out NaN (non_finite). The test
+// is on the sum, not the max: a max that skips NaN scores stays -inf for a row of NaNs. For
+// every kernel's softmax finish, over the row's full (reduced) sum.
+KATTN_INLINE bool row_is_empty(float row_sum) {
+  return row_sum == 0.0f;
 }
 
 } // namespace kattn
