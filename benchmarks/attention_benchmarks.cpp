@@ -1,4 +1,4 @@
-// Forward-pass timings of the CPU backends over the issue 3 sweep.
+// Forward-pass timings of the CPU backends over the issue 3 sweep, and the portable backward.
 #include "attention_benchmarks.hpp"
 
 #include <benchmark/benchmark.h>
@@ -44,6 +44,45 @@ void forward_benchmark(benchmark::State& state, kattn::Backend backend) {
   state.SetBytesProcessed(static_cast<std::int64_t>(in.io_bytes() * double(state.iterations())));
 }
 
+// What the backward takes beside the forward's inputs: dout, the gradients and the forward's
+// LSE (the forward runs once, untimed, to fill out and lse).
+struct BackwardInputs {
+  View4 dout, dq, dk, dv;
+  Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace> lse;
+  explicit BackwardInputs(const Inputs& in, bool causal)
+      : dout("dout", B, in.q.extent(1), N, H), dq("dq", B, in.q.extent(1), N, H),
+        dk("dk", B, in.k.extent(1), N, H), dv("dv", B, in.v.extent(1), N, H),
+        lse("lse", B, N, in.q.extent(1)) {
+    fill_normal(dout, 4);
+    run(in, causal, true);
+  }
+  void run(const Inputs& in, bool causal, bool forward) const {
+    kattn::Options o;
+    o.backend = kattn::Backend::portable;
+    o.causal = causal;
+    KokkosAttn::Extras e;
+    e.lse = lse;
+    const Exec exec;
+    if (forward)
+      KokkosAttn::sdpa(exec, in.q, in.k, in.v, in.out, o, e);
+    else
+      KokkosAttn::sdpa_backward(exec, in.q, in.k, in.v, in.out, dout, dq, dk, dv, o, e);
+    exec.fence();
+  }
+};
+
+void backward_benchmark(benchmark::State& state) {
+  const int T = int(state.range(0));
+  const bool causal = state.range(1) != 0;
+  const Inputs& in = inputs_for(T);
+  const BackwardInputs bw(in, causal);
+  for (auto _ : state)
+    bw.run(in, causal, false);
+  // FLOPs as the results schema counts them: 2.5 x the forward's for the backward alone.
+  state.counters["FLOPS"] = benchmark::Counter(2.5 * forward_flops(T, T, causal),
+                                               benchmark::Counter::kIsIterationInvariantRate);
+}
+
 } // namespace
 
 Inputs::Inputs(int T)
@@ -86,6 +125,13 @@ void register_attention_benchmarks() {
             ->MinWarmUpTime(T >= 2048 ? 0.0 : 0.1)
             ->Unit(benchmark::kMillisecond);
       }
+  for (int T : {1024, 2048})
+    for (int causal : {0, 1})
+      benchmark::RegisterBenchmark("backward/portable", backward_benchmark)
+          ->Args({T, causal})
+          ->ArgNames({"T", "causal"})
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
 }
 
 } // namespace kattn_bench

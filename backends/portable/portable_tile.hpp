@@ -162,15 +162,12 @@ KOKKOS_INLINE_FUNCTION void tile_gemm(const Team& team, int M, int N, int Kd, co
 // degree 7 (truncation error < 6e-9, under one ulp), scaled by 2^n through the exponent bits.
 // Branch-free so that loops over a tile vectorise. double keeps the library exp.
 KOKKOS_FORCEINLINE_FUNCTION float exp_nonpositive(float x) {
-  // exp(-87) ~ 1.6e-38: 0 below (-inf included). Outside [-87, 88] (NaN included) the
-  // polynomial runs on 0, so that no NaN or infinity reaches the integer conversion.
-  const bool in_range = x >= -87.0f && x <= 88.0f;
-  const float edge = x < 0.0f ? 0.0f : x * Kokkos::Experimental::infinity_v<float>; // NaN: NaN
-  x = in_range ? x : 0.0f;
+  const bool tiny = !(x >= -87.0f);   // exp(-87) ~ 1.6e-38: 0 below (-inf included), and NaN
+  const float xc = tiny ? -87.0f : x; // a NaN must not reach the integer conversion below
   // Round to nearest by adding and removing 1.5 * 2^23 (no libm call, so it vectorises).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693145751953125f; // ln2 high part (exact product for |n| < 2^11)
-  r = r - n * 1.42860682030941723e-06f; // ln2 low part
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693145751953125f; // ln2 high part (exact product for |n| < 2^11)
+  r = r - n * 1.42860682030941723e-06f;  // ln2 low part
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -181,7 +178,7 @@ KOKKOS_FORCEINLINE_FUNCTION float exp_nonpositive(float x) {
   p = p * r + 1.0f;
   const std::int32_t e = (static_cast<std::int32_t>(n) + 127) << 23;
   const float scale = Kokkos::bit_cast<float>(e);
-  return in_range ? p * scale : edge;
+  return tiny ? (x == x ? 0.0f : x) : p * scale; // a NaN argument stays NaN
 }
 
 KOKKOS_FORCEINLINE_FUNCTION double exp_nonpositive(double x) {
