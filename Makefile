@@ -53,13 +53,19 @@ setup:
 # objects with the root's hipcc (compile only).
 HOST_CUDA := $(shell test -x /usr/local/cuda/bin/nvcc && echo ON || echo OFF)
 PROJECT_FLAGS := -DKokkosAttn_ENABLE_CUDA=$(HOST_CUDA) -DKokkosAttn_ENABLE_HIP=ON
+# Kokkos Kernels (naive's GEMMs, on OpenBLAS) is built against the root's Kokkos from
+# ../shared/third_party's snapshot (scripts/kokkos-kernels.sh, cached); without the snapshot
+# naive runs its loops.
 configure: setup
 	@fe=; if [[ -f /usr/local/cuda/include/cudnn.h ]]; then fe=$$(scripts/fetch-cudnn-frontend.sh) || \
 	  echo "make configure: WARNING: cudnn-frontend fetch failed (cuDNN backend needs it)" >&2; fi; \
 	  scripts/fetch-sass-tools.sh >/dev/null || \
 	  echo "make configure: WARNING: cuobjdump/nvdisasm fetch failed (sm90_sass_check skips)" >&2; \
+	  kk=$$(scripts/kokkos-kernels.sh) || { kk=; \
+	  echo "make configure: WARNING: no Kokkos Kernels (naive runs its loops)" >&2; }; \
 	  $(IN_ROOT) cmake --preset $(PRESET) -B $(BUILD_DIR) $(PROJECT_FLAGS) \
-	    $${fe:+-DKokkosAttn_CUDNN_FRONTEND_DIR=$$fe} $(CMAKE_ARGS)
+	    $${fe:+-DKokkosAttn_CUDNN_FRONTEND_DIR=$$fe} \
+	    $${kk:+-DKokkosAttn_ENABLE_KOKKOSKERNELS=ON -DKokkosKernels_ROOT=$$kk} $(CMAKE_ARGS)
 
 build: configure
 	@$(IN_ROOT) cmake --build $(BUILD_DIR) -j $(JOBS)

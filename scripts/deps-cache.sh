@@ -54,3 +54,34 @@ deps_check_configured() {
     }
   done
 }
+
+# deps_claim ENTRY PRINT_ONLY: the start of a cached build, from a script's top level (it may
+# exit the script). ENTRY cached (also once another caller building it finishes): prints its
+# prefix, exits 0. Not cached and PRINT_ONLY 1: exits 1. Else holds ENTRY's lock in the
+# writable cache and sets deps_prefix (where ENTRY installs; removed on exit unless it holds
+# .complete) and deps_work (a fresh scratch directory beside it, removed on exit unless
+# KOKKOSATTN_KEEP_WORK=1, to read a failed build's logs).
+deps_claim() {
+  local entry=$1 print_only=$2 cache found
+  if found=$(deps_find "$entry"); then
+    printf '[deps] cached: %s\n' "$found" >&2
+    printf '%s\n' "$found"
+    exit 0
+  fi
+  [[ $print_only == 0 ]] || exit 1
+  cache=$(deps_writable_cache) || { printf '[deps] ERROR: no writable cache\n' >&2; exit 1; }
+  exec 9>"$cache/$entry.lock" # one build per entry at a time
+  flock 9
+  if found=$(deps_find "$entry"); then
+    printf '%s\n' "$found"
+    exit 0
+  fi
+  deps_work=$(mktemp -d "$cache/.$entry.XXXXXX")
+  deps_prefix=$cache/$entry
+  trap deps_release EXIT
+}
+
+deps_release() {
+  [[ ${KOKKOSATTN_KEEP_WORK:-0} == 1 ]] || rm -rf --one-file-system "$deps_work"
+  [[ -f $deps_prefix/.complete ]] || rm -rf --one-file-system "$deps_prefix"
+}

@@ -109,30 +109,10 @@ suffix=
 [[ $host == 0 ]] || suffix=-host
 entry=kokkos-$backend-${arch,,}$suffix-$key
 
-if prefix=$(deps_find "$entry"); then
-  log "cached: $prefix"
-  printf '%s\n' "$prefix"
-  exit 0
-fi
-[[ $print_only == 0 ]] || exit 1
+deps_claim "$entry" "$print_only"
+work=$deps_work prefix=$deps_prefix
 
-cache=$(deps_writable_cache) || die "no writable dependency cache"
-# One build per entry at a time; a second caller waits and then finds it cached.
-exec 9>"$cache/$entry.lock"
-flock 9
-if prefix=$(deps_find "$entry"); then
-  printf '%s\n' "$prefix"
-  exit 0
-fi
-work=$(mktemp -d "$cache/.$entry.XXXXXX")
-prefix=
-cleanup() {
-  rm -rf --one-file-system "$work"
-  [[ -z $prefix || -f $prefix/.complete ]] || rm -rf --one-file-system "$prefix"
-}
-trap cleanup EXIT
-
-log "building Kokkos ($backend, Kokkos_ARCH_$arch) from $(basename "$source") into $cache/$entry"
+log "building Kokkos ($backend, Kokkos_ARCH_$arch) from $(basename "$source") into $prefix"
 tar -xzf "$source" -C "$work"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
 [[ -f $src/CMakeLists.txt ]] || die "$source does not unpack to a Kokkos source tree"
@@ -143,7 +123,6 @@ fi
 
 # Installed in place (Kokkos' package config records the compiler's path, so the wrapper is
 # the installed copy from the start); the entry counts as cached only once .complete exists.
-prefix=$cache/$entry
 rm -rf --one-file-system "$prefix"
 mkdir -p "$prefix/bin"
 generator=Ninja

@@ -34,6 +34,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
 cuda_compiler=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 cxx_compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 kokkos_dir=$(sed -n 's/^Kokkos_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
+kk_dir=$(sed -n 's/^KokkosKernels_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 tmp=$(mktemp -d /tmp/kokkosattn-install-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -49,6 +50,8 @@ args=(-S "$repo/examples" -B "$tmp/build" -G Ninja
   "-DCMAKE_PREFIX_PATH=$tmp/prefix" "-DCMAKE_BUILD_TYPE=${build_type:-RelWithDebInfo}")
 [[ -n $cxx_compiler ]] && args+=("-DCMAKE_CXX_COMPILER=$cxx_compiler")
 [[ -n $kokkos_dir && $kokkos_dir != *NOTFOUND ]] && args+=("-DKokkos_DIR=$kokkos_dir")
+# A library built with Kokkos Kernels: its package config finds it again (as a user's would).
+[[ -n $kk_dir && $kk_dir != *NOTFOUND ]] && args+=("-DKokkosKernels_DIR=$kk_dir")
 [[ -n $cuda_compiler && $cuda_compiler != *NOTFOUND ]] && args+=("-DCMAKE_CUDA_COMPILER=$cuda_compiler")
 cmake "${args[@]}"
 grep -q '^KokkosAttn_DIR:PATH='"$tmp/prefix" "$tmp/build/CMakeCache.txt" || {

@@ -10,6 +10,7 @@
 #include "kokkosattn/detail/checked_size.hpp"
 #include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/errors.hpp"
+#include "naive/naive_backend.hpp"
 #include "naive/naive_forward.hpp"
 
 namespace kattn::naive {
@@ -17,12 +18,23 @@ namespace {
 
 namespace kc = kattn::kokkos_common;
 
+// Which library runs the two products, for description() (and so explain()).
+std::string products_description(Products products) {
+  if (products == Products::loops)
+    return have_kokkos_kernels ? "products as hand-written loops (forced)"
+                               : "products as hand-written loops (built without Kokkos Kernels)";
+  return "products as Kokkos Kernels GEMMs (KokkosBlas::gemm, " + kokkos_kernels_tpls() + ")";
+}
+
 class NaiveBackend final : public BackendImpl {
 public:
+  explicit NaiveBackend(Products products) : products_(products) {}
+
   Backend id() const override { return Backend::naive; }
 
   std::string description() const override {
-    return kc::kokkos_description() + "; materialises [B, N, T, S] scores";
+    return kc::kokkos_description() + "; materialises [B, N, T, S] scores; " +
+           products_description(products_);
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
@@ -51,18 +63,27 @@ public:
     const Support s = supports(p, d, x);
     if (!s.ok)
       throw Unsupported(s.reason);
-    kc::on_target("naive", x, [&](const auto& exec) { forward_on(exec, p, d); });
+    kc::on_target("naive", x, [&](const auto& exec) { forward_on(exec, p, d, products_); });
   }
 
   void backward(const BackwardProblem&, const Dims&, const ExecContext&) const override {
     throw Unsupported("naive: backward is not implemented; use reference or portable");
   }
+
+private:
+  Products products_;
 };
 
 } // namespace
 
+std::unique_ptr<BackendImpl> make_naive_backend(Products products) {
+  if (products == Products::gemm && !have_kokkos_kernels)
+    throw Unsupported("naive: built without Kokkos Kernels (KokkosAttn_ENABLE_KOKKOSKERNELS=OFF)");
+  return std::make_unique<NaiveBackend>(products);
+}
+
 std::unique_ptr<BackendImpl> make_naive_backend() {
-  return std::make_unique<NaiveBackend>();
+  return make_naive_backend(have_kokkos_kernels ? Products::gemm : Products::loops);
 }
 
 } // namespace kattn::naive

@@ -3,14 +3,22 @@
 // (naive_forward_<space>.cpp), so each space compiles in its own translation unit.
 #pragma once
 
+#include "KokkosAttn_config.hpp"
 #include "kokkosattn/problem.hpp"
 
 namespace kattn::naive {
 
-// Enqueues the three kernels on `exec`; p must be validated (d its Dims) and supported by the
-// naive backend, every tensor accessible from ExecSpace. Waits on `exec` only to release its
-// temporary score matrix.
+// How the two products (S = Q K^T and O = P V) run: the codelab's unfused attention as vendor
+// GEMMs through Kokkos Kernels (KokkosBlas::gemm, its BLAS / cuBLAS / rocBLAS TPL where it has
+// one), or hand-written Kokkos loops, the fallback of a build without Kokkos Kernels.
+enum class Products { loops, gemm };
+
+inline constexpr bool have_kokkos_kernels = KOKKOSATTN_HAS_KOKKOSKERNELS;
+
+// Enqueues the kernels on `exec`; p must be validated (d its Dims) and supported by the naive
+// backend, every tensor accessible from ExecSpace. Waits on `exec` only to release its
+// temporaries (the score matrix). Products::gemm throws Unsupported without Kokkos Kernels.
 template <class ExecSpace>
-void forward_on(const ExecSpace& exec, const ForwardProblem& p, const Dims& d);
+void forward_on(const ExecSpace& exec, const ForwardProblem& p, const Dims& d, Products products);
 
 } // namespace kattn::naive

@@ -5,6 +5,7 @@
 #include "naive/naive_forward_impl.hpp"
 
 namespace kattn::naive {
-template void forward_on<Kokkos::HIP>(const Kokkos::HIP&, const ForwardProblem&, const Dims&);
+template void forward_on<Kokkos::HIP>(const Kokkos::HIP&, const ForwardProblem&, const Dims&,
+                                      Products);
 } // namespace kattn::naive
 #endif

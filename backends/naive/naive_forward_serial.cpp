@@ -5,6 +5,7 @@
 #include "naive/naive_forward_impl.hpp"
 
 namespace kattn::naive {
-template void forward_on<Kokkos::Serial>(const Kokkos::Serial&, const ForwardProblem&, const Dims&);
+template void forward_on<Kokkos::Serial>(const Kokkos::Serial&, const ForwardProblem&, const Dims&,
+                                         Products);
 } // namespace kattn::naive
 #endif

@@ -52,7 +52,8 @@ TEST_CASE("semantics/fully_masked_rows: naive bottom_right causal T > S gives 0 
   s.opt.causal = true;
   s.opt.alignment = Alignment::bottom_right;
   check_naive(s);
-  check_fully_masked_rows_exact(*naive::make_naive_backend(), s);
+  for (naive::Products products : naive_products())
+    check_fully_masked_rows_exact(*naive::make_naive_backend(products), s);
 }
 
 TEST_CASE("semantics/window: naive sliding windows in both alignments") {
@@ -244,10 +245,11 @@ TEST_CASE("semantics/strides: naive reads inputs broadcast with zero strides") {
   rp.extras.lse = {};
   reference::forward(rp, d);
   HostSpaces spaces;
-  for (const auto& [name, ctx] : spaces.contexts()) {
-    INFO(name);
-    poison(a.out.view);
-    naive::make_naive_backend()->forward(p, d, ctx);
-    CHECK(max_abs_diff(a.out_values(), ref_out.to_doubles()) <= 1e-5); // f32: tolerance_for
-  }
+  for (naive::Products products : naive_products())
+    for (const auto& [name, ctx] : spaces.contexts()) {
+      INFO(name);
+      poison(a.out.view);
+      naive::make_naive_backend(products)->forward(p, d, ctx);
+      CHECK(max_abs_diff(a.out_values(), ref_out.to_doubles()) <= 1e-5); // f32: tolerance_for
+    }
 }

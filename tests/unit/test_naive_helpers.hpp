@@ -17,6 +17,7 @@
 #include "common/reference_problem.hpp"
 #include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/validate.hpp"
+#include "naive/naive_backend.hpp"
 
 namespace kattn::test {
 
@@ -105,6 +106,14 @@ inline Truth fp64_truth(const Attn& lo) {
 // Runs the naive backend on every host context (outputs poisoned before each run) and checks
 // out and LSE against the fp64 truth; `extra_tol` widens the output tolerance for inputs that
 // are deliberately hard (scaled, outliers), with the reason given at the call site.
+// Both implementations of the products where the build has Kokkos Kernels: the GEMMs (what
+// the registry's naive runs) and the loops (what a build without it runs).
+inline std::vector<naive::Products> naive_products() {
+  if (naive::have_kokkos_kernels)
+    return {naive::Products::gemm, naive::Products::loops};
+  return {naive::Products::loops};
+}
+
 inline void check_naive(const Spec& spec, double extra_tol = 0.0) {
   Attn lo(spec);
   const Truth truth = fp64_truth(lo);
@@ -112,24 +121,26 @@ inline void check_naive(const Spec& spec, double extra_tol = 0.0) {
   const Tolerance tol = tolerance_for(spec.dtype, max_abs(truth.out));
   const ForwardProblem p = lo.forward_problem();
   const Dims d = validate(p);
-  const auto backend = naive::make_naive_backend();
   HostSpaces spaces;
-  for (const auto& [name, ctx] : spaces.contexts()) {
-    INFO("execution context: ", name, ", dtype ", to_string(spec.dtype));
-    poison(lo.out.view);
-    poison(lo.lse.view());
-    const Support s = backend->supports(p, d, ctx);
-    INFO("naive support: ", s.reason);
-    REQUIRE(s.ok);
-    backend->forward(p, d, ctx);
-    const std::vector<double> out = lo.out_values();
-    CHECK(all_finite(out));
-    CHECK(max_abs_diff(out, truth.out) <= tol.out + extra_tol);
-    // LSE is stored in fp32, so its error scales with |lse| (one ulp of 6e4 is 2^-8).
-    if (spec.lse)
-      CHECK(max_abs_diff(lo.lse_values(), truth.lse) <=
-            tol.lse * std::max(1.0, max_abs(truth.lse)));
-  }
+  for (naive::Products products : naive_products())
+    for (const auto& [name, ctx] : spaces.contexts()) {
+      const auto backend = naive::make_naive_backend(products);
+      INFO("execution context: ", name, ", dtype ", to_string(spec.dtype), ", ",
+           backend->description());
+      poison(lo.out.view);
+      poison(lo.lse.view());
+      const Support s = backend->supports(p, d, ctx);
+      INFO("naive support: ", s.reason);
+      REQUIRE(s.ok);
+      backend->forward(p, d, ctx);
+      const std::vector<double> out = lo.out_values();
+      CHECK(all_finite(out));
+      CHECK(max_abs_diff(out, truth.out) <= tol.out + extra_tol);
+      // LSE is stored in fp32, so its error scales with |lse| (one ulp of 6e4 is 2^-8).
+      if (spec.lse)
+        CHECK(max_abs_diff(lo.lse_values(), truth.lse) <=
+              tol.lse * std::max(1.0, max_abs(truth.lse)));
+    }
 }
 
 inline Spec spec_of(std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t K,

@@ -17,6 +17,7 @@
 #include "common/reference_problem.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/validate.hpp"
+#include "naive/naive_forward.hpp"
 #include "test_naive_helpers.hpp"
 
 using namespace kattn;
@@ -249,12 +250,15 @@ TEST_CASE("semantics/non_finite: NaN or +inf in the bias makes its row NaN, -inf
 TEST_CASE("semantics/non_finite: a NaN in v reaches the out elements it is multiplied into") {
   // v[0, 30, 0, 2] = NaN: rows i >= 30 see key 30 with weight > 0, so column 2 of their out is
   // NaN, the other columns and the LSE unchanged. Rows i < 30 do not see it: unchanged on the
-  // reference and naive, unspecified on portable (0 * NaN in the diagonal tile's P V).
+  // reference and naive's loops, unspecified on portable and naive's GEMMs (0 * NaN).
   each_forward(
       nullptr, [](Attn& a) { set(a.v.view, 0, 30, 0, 2, kNaN); },
       [](Backend backend) {
         return [backend](std::int64_t b, std::int64_t i, std::int64_t) {
-          if (b == 0 && i < 30 && backend == Backend::portable)
+          // (naive's GEMMs, like portable's tiles, multiply the weights of 0 into v too.)
+          const bool whole_products = backend == Backend::portable ||
+                                      (backend == Backend::naive && naive::have_kokkos_kernels);
+          if (b == 0 && i < 30 && whole_products)
             return Want::any;
           return Want::same;
         };
@@ -345,5 +349,29 @@ TEST_CASE("semantics/non_finite: the backward of a NaN row is NaN where the row 
               wrong += (row && j <= 37) != std::isnan(db[at]);
             }
       CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("semantics/non_finite: the keys past a padded batch's length never reach it") {
+  // Batch 0 has 60 of 100 keys; its padding (keys 60..99) holds NaN in k and v. No row of batch
+  // 0 sees them (docs/semantics.md padded), so nothing changes: naive's GEMMs multiply whole
+  // rows of v, and its packing must zero the padding first.
+  for (DType t : {DType::f32, DType::f64})
+    for (Backend backend : cpu_backends(false)) {
+      INFO(to_string(backend), " ", to_string(t));
+      Spec s = poison_spec(t);
+      s.opt.causal = false;
+      s.k_lens = {60, 100};
+      Attn a(s);
+      const Result clean = forward_with(a, backend, ExecContext{});
+      REQUIRE(all_finite(clean.out));
+      for (std::int64_t j = 60; j < s.S; ++j)
+        for (std::int64_t h = 0; h < s.H; ++h) {
+          set(a.k.view, 0, j, 0, h, kNaN);
+          set(a.v.view, 0, j, 0, h, kNaN);
+        }
+      const Result got = forward_with(a, backend, ExecContext{});
+      check_rows(a, clean, got,
+                 [](std::int64_t, std::int64_t, std::int64_t) { return Want::same; });
     }
 }

@@ -17,8 +17,9 @@ std::unique_ptr<BackendImpl> make_reference_backend();
 
 namespace naive {
 // The codelab's unfused attention in Kokkos: materialises the [B, N, T, S] scores (fp32; f64 for
-// f64 problems), softmax per row, then times V. Three kernels, any execution space: the baseline
-// the fused backends are measured against, not a fast path.
+// f64 problems), softmax per row, then times V, any execution space: the baseline the fused
+// backends are measured against, not a fast path. The two products are Kokkos Kernels GEMMs
+// (vendor BLAS) in a build with Kokkos Kernels (KokkosAttn_ENABLE_KOKKOSKERNELS), else loops.
 std::unique_ptr<BackendImpl> make_naive_backend();
 } // namespace naive
 
