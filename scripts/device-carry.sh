@@ -2,7 +2,8 @@
 # Gather what the GPU machine needs to run binaries of a build made here: the named executables
 # of BUILD_DIR (stripped), its shared libraries (libkokkosattn), the Kokkos it was configured
 # against, the build root's C++ runtime (the GPU machine's libstdc++ is older) and the CUDA
-# runtime. cuDNN and nvrtc come from the GPU machine's torch environment (scripts/gpu-env.sh).
+# runtime, and OpenBLAS where a binary links it. cuDNN and nvrtc come from the GPU machine's torch
+# environment (scripts/gpu-env.sh).
 #
 #   scripts/device-carry.sh BUILD_DIR DEST [EXECUTABLE...]    (paths relative to BUILD_DIR)
 #
@@ -28,6 +29,17 @@ kokkos_lib=$(cd "$kokkos_dir/../.." && pwd)
 cp -a "$kokkos_lib"/libkokkos*.so* "$dest/"
 for lib in libstdc++.so.6 libgomp.so.1 libgcc_s.so.1; do
   cp -L "$root/usr/lib/x86_64-linux-gnu/$lib" "$dest/"
+done
+# A build with Kokkos Kernels on the root's OpenBLAS (naive's GEMMs) links it and libgfortran.
+# The root's libopenblas.so.0 is an absolute alternatives link: resolved inside the root. 42 MB
+# together: a GPU build meant for the device tool (64 MiB carried) should use cuBLAS instead.
+in_root() { KOKKOSATTN_SKIP_SETUP=1 "$here/in-root.sh" "$@"; }
+for exe in "$@"; do
+  in_root ldd "$build/$exe" | grep -q libopenblas || continue
+  for lib in libopenblas.so.0 libgfortran.so.5; do
+    cp -L "$root$(in_root readlink -f "/usr/lib/x86_64-linux-gnu/$lib")" "$dest/$lib"
+  done
+  break
 done
 cp -L /usr/local/cuda/lib64/libcudart.so.13 "$dest/"
 find "$dest" -maxdepth 1 -type f -name 'libkokkos*.so*' -exec strip --strip-debug {} +
