@@ -35,7 +35,8 @@ done
 # together: a GPU build meant for the device tool (64 MiB carried) should use cuBLAS instead.
 in_root() { KOKKOSATTN_SKIP_SETUP=1 "$here/in-root.sh" "$@"; }
 for exe in "$@"; do
-  in_root ldd "$build/$exe" | grep -q libopenblas || continue
+  deps=$(in_root ldd "$build/$exe" 2>/dev/null || true)
+  [[ $deps == *libopenblas* ]] || continue
   for lib in libopenblas.so.0 libgfortran.so.5; do
     cp -L "$root$(in_root readlink -f "/usr/lib/x86_64-linux-gnu/$lib")" "$dest/$lib"
   done
