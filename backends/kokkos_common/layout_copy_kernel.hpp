@@ -2,16 +2,15 @@
 // copy moves bits and never converts. Tensors are taken as rank 4 (missing leading dimensions of
 // extent 1).
 //
-// Where the two tensors' fastest dimensions differ (LayoutLeft <-> LayoutRight) a team moves
-// 64 x 64 tiles (32 x 32 for 8-byte elements) through scratch: a tile's A axis runs along the
-// source's contiguous memory, its B axis along the destination's, so reads and writes are both
-// contiguous. Each axis merges the dimensions that continue its tensor's contiguous run
-// (LayoutLeft [B, T, N, H] with B = 2 is contiguous over (b, t) together: A = {B, T}); the other
-// ("outer") dimensions are fixed per tile. The offsets of a tile's A and B coordinates in both
-// tensors are computed once per team into scratch and serve the several outer coordinates the
-// team loops over; per element that leaves two adds and a scratch read, and each thread's loads
-// of a tile are in flight together. (docs/performance.md, "Layout copies", has the versions and
-// their bandwidth: about 1.3 TB/s on the H200 today, instruction-bound.)
+// Where the two tensors' fastest dimensions differ (LayoutLeft <-> LayoutRight), the copy is a
+// transpose between an A axis along the source's contiguous memory and a B axis along the
+// destination's; each axis merges the dimensions that continue its tensor's contiguous run
+// (LayoutLeft [B, T, N, H] with B = 2 is contiguous over (b, t) together: A = {B, T}), and the
+// other ("outer") dimensions are fixed per block or tile. For 2- and 4-byte elements with whole
+// 16-byte vectors a thread transposes one 8 x 8 (4 x 4) block in registers (BlockTransposeCopy);
+// otherwise a team moves 64 x 64 tiles (32 x 32 for 8-byte elements) through scratch, element by
+// element, with per-team offset tables (TileCopy). docs/performance.md, "Layout copies", has the
+// versions and their bandwidth on the H200.
 // Where both fastest dimensions agree, a team per coordinate of the other dimensions walks that
 // dimension with its threads.
 #pragma once
@@ -219,38 +218,29 @@ struct TileCopy {
   };
 };
 
-// The same transpose with 16-byte accesses on both sides, for 2- and 4-byte elements (8 or 4 to a
-// vector) where whole 64 x 64 tiles tile both axes and every vector is aligned (vector_ok).
-// Reads take 16 bytes along A, writes 16 bytes along B; the tile's 16-byte chunks are swizzled
-// (chunk c of row j sits at c ^ (j / W)) so the column reads of the write pass hit distinct banks.
+// The transpose with 16-byte accesses on both sides and no scratch, for 2- and 4-byte elements
+// (W = 8 or 4 to a 16-byte vector) where vector_ok holds: a thread loads W vectors along A (W
+// coordinates of B), transposes the W x W block in registers and stores W vectors along B, with
+// no barrier between and W x 16 bytes in flight. Lanes: 16 blocks along A by 2 along B, so that
+// a warp's loads are 256-byte runs and its stores whole 32-byte sectors; neighbouring warps take
+// the next blocks along B. On the H200 as fast as the 16-byte scratch tiles it replaced (51-53
+// us per 33.6 MB copy, ~1.3 TB/s: the bound is elsewhere, docs/performance.md) and simpler.
 template <class ExecSpace, class T>
-struct VecTileCopy {
+struct BlockTransposeCopy {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "16-bit and 32-bit elements only");
-  static constexpr int tile = 64, W = 16 / static_cast<int>(sizeof(T)), C = tile / W;
-  static constexpr int threads = 512, vectors = tile * tile / W;
+  static constexpr int W = 16 / static_cast<int>(sizeof(T)), bits = 8 * static_cast<int>(sizeof(T));
+  static constexpr Index lanes_a = 16, lanes_b = 2;
   struct alignas(16) Vec {
     std::uint64_t lo, hi;
   };
-  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Offs = Kokkos::View<Index*, typename ExecSpace::scratch_memory_space,
-                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   CopyArgs<T> a;
   Axis A, B, outer;
-  Index tiles_a, tiles_b, per_team, league0;
+  Index blocks_a, blocks_b, groups_a, groups_b;
   bool narrow;
 
-  // The tile as 8-byte words: team scratch is 8-byte aligned (a pointer aligned by integer
-  // arithmetic would lose its shared address space: generic loads and stores in the SASS).
-  using Words = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
-                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr int words = tile * tile * static_cast<int>(sizeof(T)) / 8;
-
-  static std::size_t scratch_bytes() {
-    return Words::shmem_size(words) + Offs::shmem_size(2 * tile);
-  }
-
-  KOKKOS_INLINE_FUNCTION static int chunk(int c, int row) { return c ^ ((row / W) % C); }
+  // Threads of the launch: every block of every outer coordinate, rounded up to whole groups.
+  Index threads() const { return lanes_a * lanes_b * groups_a * groups_b * outer.length; }
 
   // 16-byte global accesses: one vector load or store on the device (the pointers are 16-byte
   // aligned: vector_ok), memcpy on the host (no aliasing of T through another type).
@@ -272,82 +262,61 @@ struct VecTileCopy {
     __builtin_memcpy(p, &x, 16);
 #endif
   }
-  // W elements, lowest address first, as the 16 bytes they occupy (little-endian).
-  KOKKOS_INLINE_FUNCTION static Vec pack(const T* e) {
-    constexpr int bits = 8 * static_cast<int>(sizeof(T)), half = W / 2;
-    Vec x{0, 0};
-    for (int r = 0; r < half; ++r) {
-      x.lo |= std::uint64_t(e[r]) << (bits * r);
-      x.hi |= std::uint64_t(e[r + half]) << (bits * r);
-    }
-    return x;
+  // Element r of a vector (lowest address first: little-endian).
+  KOKKOS_INLINE_FUNCTION static std::uint64_t element(const Vec& x, int r) {
+    constexpr std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+    return ((r < W / 2 ? x.lo : x.hi) >> (bits * (r % (W / 2)))) & mask;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
-    Words tile_words(m.team_scratch(0), words);
-    T* const buf = reinterpret_cast<T*>(tile_words.data());
-    Offs offs(m.team_scratch(0), 2 * tile);
-    Index* const a_dst = offs.data();
-    Index* const b_src = a_dst + tile;
-    const int tid = m.team_rank(), nt = m.team_size();
-    Index t = league0 + m.league_rank(), ta, tb;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index g) const {
+    Index la, lb, gb, ga, oc;
     if (narrow) {
-      auto u = static_cast<std::uint32_t>(t);
-      const auto na_ = static_cast<std::uint32_t>(tiles_a),
-                 nb_ = static_cast<std::uint32_t>(tiles_b);
-      ta = u % na_, u /= na_, tb = u % nb_, t = u / nb_;
+      auto u = static_cast<std::uint32_t>(g);
+      const auto nb_ = static_cast<std::uint32_t>(groups_b),
+                 na_ = static_cast<std::uint32_t>(groups_a);
+      la = u % 16, u /= 16, lb = u % 2, u /= 2, gb = u % nb_, u /= nb_, ga = u % na_, oc = u / na_;
     } else {
-      ta = t % tiles_a, t /= tiles_a, tb = t % tiles_b, t /= tiles_b;
+      Index u = g;
+      la = u % 16, u /= 16, lb = u % 2, u /= 2, gb = u % groups_b, u /= groups_b, ga = u % groups_a,
+      oc = u / groups_a;
     }
-    const Index a0 = ta * tile, b0 = tb * tile;
-    Index unused = 0;
-    for (int i = tid; i < 2 * tile; i += nt) {
-      if (i < tile)
-        A.offsets(a0 + i, a.extent, a.src_stride, a.dst_stride, unused, a_dst[i], narrow);
-      else
-        B.offsets(b0 + i - tile, a.extent, a.src_stride, a.dst_stride, b_src[i - tile], unused,
-                  narrow);
+    const Index ab = ga * lanes_a + la, bb = gb * lanes_b + lb;
+    if (ab >= blocks_a || bb >= blocks_b)
+      return;
+    Index s0 = 0, d0 = 0, unused = 0;
+    outer.offsets(oc, a.extent, a.src_stride, a.dst_stride, s0, d0, narrow);
+    // A is linear with stride 1 in the source, B in the destination (vector_ok).
+    const T* const src = a.src + s0 + ab * W;
+    T* const dst = a.dst + d0 + bb * W;
+    Vec x[W];
+    for (int j = 0; j < W; ++j) {
+      Index bs = 0;
+      B.offsets(bb * W + j, a.extent, a.src_stride, a.dst_stride, bs, unused, narrow);
+      x[j] = load(src + bs);
     }
-    m.team_barrier();
-    const Index oc_end = Kokkos::min((t + 1) * per_team, outer.length);
-    for (Index oc = t * per_team; oc < oc_end; ++oc) {
-      Index s0 = 0, d0 = 0;
-      outer.offsets(oc, a.extent, a.src_stride, a.dst_stride, s0, d0, narrow);
-      // A is linear with stride 1 in the source, B in the destination (vector_ok).
-      const T* const src = a.src + s0 + a0;
-      T* const dst = a.dst + d0 + b0;
-      for (int v = tid; v < vectors; v += nt) {
-        const int c = v % C, j = v / C;
-        const Vec x = load(src + b_src[j] + c * W);
-        std::uint64_t* const w = tile_words.data() + (j * tile + chunk(c, j) * W) / (8 / sizeof(T));
-        w[0] = x.lo; // two 8-byte stores: the tile is 8-byte aligned
-        w[1] = x.hi;
+    for (int r = 0; r < W; ++r) {
+      Index ad = 0;
+      A.offsets(ab * W + r, a.extent, a.src_stride, a.dst_stride, unused, ad, narrow);
+      Vec y{0, 0};
+      for (int j = 0; j < W / 2; ++j) {
+        y.lo |= element(x[j], r) << (bits * j);
+        y.hi |= element(x[j + W / 2], r) << (bits * j);
       }
-      m.team_barrier();
-      for (int v = tid; v < vectors; v += nt) {
-        const int cb = v % C, i = v / C;
-        T e[W];
-        for (int r = 0; r < W; ++r) {
-          const int row = cb * W + r;
-          e[r] = buf[row * tile + chunk(i / W, row) * W + i % W];
-        }
-        store(dst + a_dst[i] + cb * W, pack(e));
-      }
-      m.team_barrier();
+      store(dst + ad, y);
     }
   }
 };
 
-// Whether VecTileCopy serves a copy: whole tiles on both axes, each axis linear with stride 1 in
-// its tensor, and every 16-byte vector aligned (both pointers, and every stride outside an axis a
-// multiple of the vector's elements).
+// Whether BlockTransposeCopy serves a copy: whole blocks on both axes, each axis linear with
+// stride 1 in its tensor, and every 16-byte vector aligned (both pointers, and every stride
+// outside an axis a multiple of the vector's elements).
 template <class T>
 bool vector_ok(const CopyArgs<T>& a, const Axis& A, const Axis& B) {
   if constexpr (sizeof(T) != 2 && sizeof(T) != 4) {
     return false;
   } else {
     constexpr int W = 16 / static_cast<int>(sizeof(T));
-    if (A.length % 64 || B.length % 64 || a.src_stride[A.dim[0]] != 1 ||
+    if (A.length % W || B.length % W || a.src_stride[A.dim[0]] != 1 ||
         a.dst_stride[B.dim[0]] != 1 || reinterpret_cast<std::uintptr_t>(a.src) % 16 ||
         reinterpret_cast<std::uintptr_t>(a.dst) % 16)
       return false;
@@ -440,12 +409,21 @@ void copy_elements(const ExecSpace& exec, const CopyArgs<T>& a) {
              k.outer.length < narrow_max;
   if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
     if (vector_ok(a, A, B)) {
-      using Vk = VecTileCopy<ExecSpace, T>;
-      const Vk v{a, A, B, k.outer, k.tiles_a, k.tiles_b, k.per_team, 0, k.narrow};
-      using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Vk::threads, 2>>;
-      launch_chunks<Policy>(
-          exec, "KokkosAttn::layout_copy_transpose16", v, league, Vk::threads,
-          [](auto& policy) { policy.set_scratch_size(0, Kokkos::PerTeam(Vk::scratch_bytes())); });
+      using Bk = BlockTransposeCopy<ExecSpace, T>;
+      const Index ba = A.length / Bk::W, bb = B.length / Bk::W;
+      Bk bk{a,
+            A,
+            B,
+            k.outer,
+            ba,
+            bb,
+            (ba + Bk::lanes_a - 1) / Bk::lanes_a,
+            (bb + Bk::lanes_b - 1) / Bk::lanes_b,
+            false};
+      bk.narrow = bk.threads() < narrow_max && k.narrow;
+      Kokkos::parallel_for(
+          "KokkosAttn::layout_copy_blocks16",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, bk.threads()), bk);
       return;
     }
   }

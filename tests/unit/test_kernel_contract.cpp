@@ -159,6 +159,12 @@ TEST_CASE("kernel_contract/params_limits: the limits the kernel families share")
   CHECK(kattn::access_limit(q, 16, 8, "16-byte loads") ==
         "v: expected a 16-byte aligned device pointer (16-byte loads)");
   CHECK(kattn::access_limit(q, 2, 1, "2-byte loads").empty());
+  // Regression (2026-12-02, H200): refusing null pointers turned every support query on layout
+  // copies (pointers not placed yet) into "expected a 16-byte aligned device pointer", so
+  // LayoutLeft Views ran on cudnn instead of our kernels.
+  q = p;
+  q.q = q.out = nullptr;
+  CHECK(kattn::access_limit(q, 16, 8, "16-byte loads").empty());
   q = p;
   q.k_head_stride = 12;
   CHECK(kattn::access_limit(q, 16, 8, "16-byte loads").find("multiples of 8 elements") !=
