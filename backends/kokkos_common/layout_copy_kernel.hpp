@@ -7,12 +7,12 @@
 // destination's; each axis merges the dimensions that continue its tensor's contiguous run
 // (LayoutLeft [B, T, N, H] with B = 2 is contiguous over (b, t) together: A = {B, T}), and the
 // other ("outer") dimensions are fixed per block or tile. For 2- and 4-byte elements with whole
-// 16-byte vectors a thread transposes one 8 x 8 (4 x 4) block in registers (BlockTransposeCopy);
-// otherwise a team moves 64 x 64 tiles (32 x 32 for 8-byte elements) through scratch, element by
-// element, with per-team offset tables (TileCopy). docs/performance.md, "Layout copies", has the
-// versions and their bandwidth on the H200.
-// Where both fastest dimensions agree, a team per coordinate of the other dimensions walks that
-// dimension with its threads.
+// 16-byte vectors a thread transposes 8 x 8 (4 x 4) blocks in registers and a team stores them
+// through scratch (StagedBlockCopy); otherwise a team moves 64 x 64 tiles (32 x 32 for 8-byte
+// elements) through scratch, element by element, with per-team offset tables (TileCopy).
+// docs/performance.md, "Layout copies", has the versions and their bandwidth on the H200. Where
+// both fastest dimensions agree, a team per coordinate of the other dimensions walks that dimension
+// with its threads.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -218,29 +218,39 @@ struct TileCopy {
   };
 };
 
-// The transpose with 16-byte accesses on both sides and no scratch, for 2- and 4-byte elements
-// (W = 8 or 4 to a 16-byte vector) where vector_ok holds: a thread loads W vectors along A (W
-// coordinates of B), transposes the W x W block in registers and stores W vectors along B, with
-// no barrier between and W x 16 bytes in flight. Lanes: 16 blocks along A by 2 along B, so that
-// a warp's loads are 256-byte runs and its stores whole 32-byte sectors; neighbouring warps take
-// the next blocks along B. On the H200 as fast as the 16-byte scratch tiles it replaced (51-53
-// us per 33.6 MB copy, ~1.3 TB/s: the bound is elsewhere, docs/performance.md) and simpler.
+// The transpose with 16-byte accesses on both sides, for 2- and 4-byte elements (W = 8 or 4 to a
+// 16-byte vector) where vector_ok holds. A team takes a tile of `lanes` blocks of W x W,
+// `lanes_b` blocks along B (B's length in blocks rounded up to a power of two, at most 16) by
+// lanes / lanes_b along A: each thread loads a block as W vectors along A (a warp's loads are runs
+// of 256 bytes or more), transposes it in registers and puts W vectors along B into scratch;
+// after a barrier the team stores the tile row by row along B, consecutive threads on consecutive
+// vectors, so that a warp's stores are whole 128-byte lines. Storing each block straight from
+// registers (16 rows of 32 bytes per warp instruction, the kernel before this one) wrote 4x the
+// L2 sectors and ran 3.3x slower on the H200 (cuda/tools/layout_copy_probe.cu,
+// docs/performance.md "Layout copies").
 template <class ExecSpace, class T>
-struct BlockTransposeCopy {
+struct StagedBlockCopy {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "16-bit and 32-bit elements only");
   static constexpr int W = 16 / static_cast<int>(sizeof(T)), bits = 8 * static_cast<int>(sizeof(T));
-  static constexpr Index lanes_a = 16, lanes_b = 2;
+  static constexpr int lanes = 256; // blocks per tile: the team's threads on a device
+  // Host spaces give 32 KB of level-0 scratch, the 2-byte tile's size: level 1 there.
+  static constexpr int level =
+      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 0;
   struct alignas(16) Vec {
     std::uint64_t lo, hi;
   };
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Tile = Kokkos::View<Vec*, typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   CopyArgs<T> a;
   Axis A, B, outer;
-  Index blocks_a, blocks_b, groups_a, groups_b;
+  Index tiles_a, tiles_b; // tiles per outer coordinate, along A and along B
+  int lanes_b;
+  Index league0;
   bool narrow;
 
-  // Threads of the launch: every block of every outer coordinate, rounded up to whole groups.
-  Index threads() const { return lanes_a * lanes_b * groups_a * groups_b * outer.length; }
+  static std::size_t scratch_bytes() { return Tile::shmem_size(lanes * W); }
 
   // 16-byte global accesses: one vector load or store on the device (the pointers are 16-byte
   // aligned: vector_ok), memcpy on the host (no aliasing of T through another type).
@@ -267,47 +277,66 @@ struct BlockTransposeCopy {
     constexpr std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
     return ((r < W / 2 ? x.lo : x.hi) >> (bits * (r % (W / 2)))) & mask;
   }
+  // Where vector c of tile row `row` sits in scratch: rotated by the row's block along A, so that
+  // a warp's scratch stores spread over the banks.
+  KOKKOS_INLINE_FUNCTION int slot(int row, int c) const {
+    return row * lanes_b + (c ^ ((row / W) & (lanes_b - 1)));
+  }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const Index g) const {
-    Index la, lb, gb, ga, oc;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    Tile tile(m.team_scratch(int{level}), lanes * W); // (a copy: team_scratch takes a reference)
+    const int lanes_a = lanes / lanes_b, tid = m.team_rank(), nt = m.team_size();
+    Index u = league0 + m.league_rank(), ta, tb, oc;
     if (narrow) {
-      auto u = static_cast<std::uint32_t>(g);
-      const auto nb_ = static_cast<std::uint32_t>(groups_b),
-                 na_ = static_cast<std::uint32_t>(groups_a);
-      la = u % 16, u /= 16, lb = u % 2, u /= 2, gb = u % nb_, u /= nb_, ga = u % na_, oc = u / na_;
+      auto v = static_cast<std::uint32_t>(u);
+      const auto na_ = static_cast<std::uint32_t>(tiles_a),
+                 nb_ = static_cast<std::uint32_t>(tiles_b);
+      ta = v % na_, v /= na_, tb = v % nb_, oc = v / nb_;
     } else {
-      Index u = g;
-      la = u % 16, u /= 16, lb = u % 2, u /= 2, gb = u % groups_b, u /= groups_b, ga = u % groups_a,
-      oc = u / groups_a;
+      ta = u % tiles_a, u /= tiles_a, tb = u % tiles_b, oc = u / tiles_b;
     }
-    const Index ab = ga * lanes_a + la, bb = gb * lanes_b + lb;
-    if (ab >= blocks_a || bb >= blocks_b)
-      return;
     Index s0 = 0, d0 = 0, unused = 0;
     outer.offsets(oc, a.extent, a.src_stride, a.dst_stride, s0, d0, narrow);
-    // A is linear with stride 1 in the source, B in the destination (vector_ok).
-    const T* const src = a.src + s0 + ab * W;
-    T* const dst = a.dst + d0 + bb * W;
-    Vec x[W];
-    for (int j = 0; j < W; ++j) {
-      Index bs = 0;
-      B.offsets(bb * W + j, a.extent, a.src_stride, a.dst_stride, bs, unused, narrow);
-      x[j] = load(src + bs);
-    }
-    for (int r = 0; r < W; ++r) {
-      Index ad = 0;
-      A.offsets(ab * W + r, a.extent, a.src_stride, a.dst_stride, unused, ad, narrow);
-      Vec y{0, 0};
-      for (int j = 0; j < W / 2; ++j) {
-        y.lo |= element(x[j], r) << (bits * j);
-        y.hi |= element(x[j + W / 2], r) << (bits * j);
+    const Index blocks_a = A.length / W, blocks_b = B.length / W;
+    const Index a0 = ta * lanes_a, b0 = tb * lanes_b; // the tile's first blocks
+    // Loads: lanes along A first (the source's contiguous run). A is linear with stride 1 in the
+    // source, B in the destination (vector_ok).
+    for (int v = tid; v < lanes; v += nt) {
+      const int la = v % lanes_a, lb = v / lanes_a;
+      const Index ab = a0 + la, bb = b0 + lb;
+      if (ab >= blocks_a || bb >= blocks_b)
+        continue;
+      const T* const src = a.src + s0 + ab * W;
+      Vec x[W];
+      for (int j = 0; j < W; ++j) {
+        Index bs = 0;
+        B.offsets(bb * W + j, a.extent, a.src_stride, a.dst_stride, bs, unused, narrow);
+        x[j] = load(src + bs);
       }
-      store(dst + ad, y);
+      for (int r = 0; r < W; ++r) {
+        Vec y{0, 0};
+        for (int j = 0; j < W / 2; ++j) {
+          y.lo |= element(x[j], r) << (bits * j);
+          y.hi |= element(x[j + W / 2], r) << (bits * j);
+        }
+        tile(slot(la * W + r, lb)) = y;
+      }
+    }
+    m.team_barrier();
+    // Stores: consecutive threads on consecutive vectors of a tile row (the destination's run).
+    for (int i = tid; i < lanes * W; i += nt) {
+      const int row = i / lanes_b, c = i % lanes_b;
+      const Index ar = a0 * W + row, bc = b0 + c;
+      if (ar >= A.length || bc >= blocks_b)
+        continue;
+      Index ad = 0;
+      A.offsets(ar, a.extent, a.src_stride, a.dst_stride, unused, ad, narrow);
+      store(a.dst + d0 + ad + bc * W, tile(slot(row, c)));
     }
   }
 };
 
-// Whether BlockTransposeCopy serves a copy: whole blocks on both axes, each axis linear with
+// Whether StagedBlockCopy serves a copy: whole blocks on both axes, each axis linear with
 // stride 1 in its tensor, and every 16-byte vector aligned (both pointers, and every stride
 // outside an axis a multiple of the vector's elements).
 template <class T>
@@ -409,21 +438,26 @@ void copy_elements(const ExecSpace& exec, const CopyArgs<T>& a) {
              k.outer.length < narrow_max;
   if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
     if (vector_ok(a, A, B)) {
-      using Bk = BlockTransposeCopy<ExecSpace, T>;
-      const Index ba = A.length / Bk::W, bb = B.length / Bk::W;
-      Bk bk{a,
+      using Sk = StagedBlockCopy<ExecSpace, T>;
+      int lanes_b = 1;
+      while (lanes_b < 16 && lanes_b * Sk::W < B.length)
+        lanes_b *= 2;
+      const Index tile_a = Index(Sk::lanes / lanes_b) * Sk::W, tile_b = Index(lanes_b) * Sk::W;
+      Sk sk{a,
             A,
             B,
             k.outer,
-            ba,
-            bb,
-            (ba + Bk::lanes_a - 1) / Bk::lanes_a,
-            (bb + Bk::lanes_b - 1) / Bk::lanes_b,
+            (A.length + tile_a - 1) / tile_a,
+            (B.length + tile_b - 1) / tile_b,
+            lanes_b,
+            0,
             false};
-      bk.narrow = bk.threads() < narrow_max && k.narrow;
-      Kokkos::parallel_for(
-          "KokkosAttn::layout_copy_blocks16",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, bk.threads()), bk);
+      const Index staged = sk.tiles_a * sk.tiles_b * sk.outer.length;
+      sk.narrow = staged < narrow_max && k.narrow;
+      launch_chunks<Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Sk::lanes>>>(
+          exec, "KokkosAttn::layout_copy_staged16", sk, staged, Sk::lanes, [](auto& policy) {
+            policy.set_scratch_size(Sk::level, Kokkos::PerTeam(Sk::scratch_bytes()));
+          });
       return;
     }
   }

@@ -367,22 +367,23 @@ KATTN_FE_TEST(
     INFO(to_string(dt) << " extents " << e[0] << " " << e[1] << " " << e[2] << " " << e[3]);
     CHECK(wrong == 0);
   };
-  // Aligned 2- and 4-byte elements in whole 16-byte vectors on both axes take the register
-  // blocks: not A = {b, t} of 111 elements; {1, 40, 3, 24} leaves the last lane groups partial
-  // (5 blocks of 8 along t, 3 along h).
+  // Aligned 2- and 4-byte elements in whole 16-byte vectors on both axes take the staged register
+  // blocks: not A = {b, t} of 111 elements; {1, 40, 3, 24} fills part of one tile (A = {t, n} of
+  // 15 blocks of 8, B = h of 3); {1, 264, 2, 136} leaves the last tiles partial on both axes
+  // (bf16: 3 tiles of 16 blocks along t, 2 of 16 along h).
   struct Shape {
     std::array<std::int64_t, 4> e;
     bool blocks;
   };
-  for (const Shape& sh :
-       {Shape{{3, 37, 5, 33}, false}, Shape{{2, 64, 3, 64}, true}, Shape{{1, 40, 3, 24}, true}}) {
+  for (const Shape& sh : {Shape{{3, 37, 5, 33}, false}, Shape{{2, 64, 3, 64}, true},
+                          Shape{{1, 40, 3, 24}, true}, Shape{{1, 264, 2, 136}, true}}) {
     kernels.clear();
     check(std::uint8_t{}, DType::f8_e4m3, 1, sh.e);
     check(std::uint16_t{}, DType::bf16, 2, sh.e);
     check(std::uint32_t{}, DType::f32, 3, sh.e);
     check(std::uint64_t{}, DType::f64, 4, sh.e);
     const bool blocks = std::find(kernels.begin(), kernels.end(),
-                                  "KokkosAttn::layout_copy_blocks16") != kernels.end();
+                                  "KokkosAttn::layout_copy_staged16") != kernels.end();
     CHECK(blocks == sh.blocks);
   }
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
