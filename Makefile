@@ -80,7 +80,8 @@ test: ctest test-sanitize fuzz device-configs
 	@echo "make test: all tests passed"
 
 # The CPU library and its unit tests with AddressSanitizer and UBSan (preset sanitize: no CUDA or
-# HIP, -O1), then a conformance smoke of the CPU backends on a fixed seed (issue 20).
+# HIP, -O1), the C API's test (a leaked handle fails it: detect_leaks), then a conformance smoke
+# of the CPU backends on a fixed seed (issue 20).
 SANITIZE_DIR := build-sanitize
 SANITIZE_ENV := env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 OMP_PROC_BIND=false
@@ -88,8 +89,10 @@ SANITIZE_CONFORMANCE_ARGS ?= --backend reference,naive,portable --time-budget 60
 test-sanitize: setup
 	@start=$$(date +%s); \
 	  $(IN_ROOT) cmake --preset sanitize -B $(SANITIZE_DIR) >/dev/null; \
-	  $(IN_ROOT) cmake --build $(SANITIZE_DIR) -j $(JOBS) --target kokkosattn_tests kokkos-attn-conformance; \
+	  $(IN_ROOT) cmake --build $(SANITIZE_DIR) -j $(JOBS) --target kokkosattn_tests kokkos-attn-conformance \
+	    kokkosattn_c_api_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_tests; \
+	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_api_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/conformance/kokkos-attn-conformance \
 	    $(SANITIZE_CONFORMANCE_ARGS) --json $(SANITIZE_DIR)/conformance.json \
 	    --junit $(SANITIZE_DIR)/conformance.junit.xml; \

@@ -67,7 +67,7 @@ if [[ -n ${KOKKOSATTN_INSTALL_TEST_KEEP:-} ]]; then
   keep=$KOKKOSATTN_INSTALL_TEST_KEEP
   mkdir -p "$keep"
   cp -a "$tmp/prefix/lib"*/libkokkosattn* "$keep/" 2>/dev/null || true
-  for exe in minimal_sdpa readme_example codelab_demo; do
+  for exe in minimal_sdpa readme_example codelab_demo attention_c; do
     [[ -x $tmp/build/$exe ]] && cp "$tmp/build/$exe" "$keep/installed-$exe"
   done
   log "kept the installed library and examples in $keep"
@@ -75,6 +75,14 @@ fi
 if [[ ${KOKKOSATTN_INSTALL_TEST_RUN:-1} == 0 ]]; then
   log "PASSED (built only; not run: KOKKOSATTN_INSTALL_TEST_RUN=0, e.g. a CUDA Kokkos and no GPU)"
   exit 0
+fi
+# The C API's example, built from C against the installed kokkosattn.h and KokkosAttn::c_api.
+if [[ -x $tmp/build/attention_c ]]; then
+  log "running attention_c"
+  "$tmp/build/attention_c"
+else
+  log "FAILED: attention_c (the C API's example) was not built"
+  exit 1
 fi
 demo_args=${KOKKOSATTN_DEMO_ARGS:---quick --out $tmp/demo-report}
 log "running $(basename "$demo") $demo_args"

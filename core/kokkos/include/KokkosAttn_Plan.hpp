@@ -21,6 +21,29 @@
 
 namespace KokkosAttn {
 
+namespace Impl {
+
+// A plan's extras (length tensors) are reused by reference, so their contents may have changed
+// since planning: validate them again (host-resident ones are read; device-resident ones are the
+// caller's contract, and the kernels clamp them to T and S), and keep the sizes the backend was
+// chosen for. Changed lengths once made reference and portable write past out. Also the C API's
+// plans (core/c/src/c_api_plan.cpp).
+inline void check_planned_lengths(const kattn::ForwardProblem& p, const kattn::Dims& want,
+                                  const char* where) {
+  const kattn::Extras& e = p.extras;
+  if (!e.cu_seqlens_q.defined() && !e.seqlens_q.defined() && !e.seqlens_k.defined())
+    return;
+  const kattn::Dims d = kattn::validate(p);
+  if (d.B != want.B || d.T != want.T || d.S != want.S)
+    throw kattn::InvalidArgument(
+        std::string(where) + ": extras sequence lengths: expected B=" + std::to_string(want.B) +
+        " T=" + std::to_string(want.T) + " S=" + std::to_string(want.S) +
+        " as planned, got B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
+        " S=" + std::to_string(d.S) + " (the lengths' contents changed; plan again)");
+}
+
+} // namespace Impl
+
 template <class ExecSpace>
 class Plan {
 public:
@@ -68,7 +91,7 @@ public:
     p.k = as_planned(as_tensor(k), planned_.k, "k");
     p.v = as_planned(as_tensor(v), planned_.v, "v");
     p.out = as_planned(as_tensor(out), planned_.out, "out");
-    check_lengths(p);
+    Impl::check_planned_lengths(p, selection_.dims, "Plan::execute");
     const kattn::ExecContext x = make_exec_context(exec_);
     Impl::run_selected("KokkosAttn::Plan::execute", selection_,
                        [&] { Impl::run_forward(selection_, p, x, scratch_.get()); });
@@ -87,24 +110,6 @@ private:
     Impl::check_rank(static_cast<int>(k.rank()), "k");
     Impl::check_rank(static_cast<int>(v.rank()), "v");
     Impl::check_rank(static_cast<int>(out.rank()), "out");
-  }
-
-  // The extras' length tensors are reused by reference, so their contents may have changed
-  // since planning: validate them again (host-resident ones are read; device-resident ones are
-  // the caller's contract, and the kernels clamp them to T and S), and keep the sizes the
-  // backend was chosen for. Changed lengths once made reference and portable write past out.
-  void check_lengths(const kattn::ForwardProblem& p) const {
-    const kattn::Extras& e = p.extras;
-    if (!e.cu_seqlens_q.defined() && !e.seqlens_q.defined() && !e.seqlens_k.defined())
-      return;
-    const kattn::Dims d = kattn::validate(p);
-    const kattn::Dims& want = selection_.dims;
-    if (d.B != want.B || d.T != want.T || d.S != want.S)
-      throw kattn::InvalidArgument(
-          "Plan::execute: extras sequence lengths: expected B=" + std::to_string(want.B) +
-          " T=" + std::to_string(want.T) + " S=" + std::to_string(want.S) +
-          " as planned, got B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
-          " S=" + std::to_string(d.S) + " (the lengths' contents changed; plan again)");
   }
 
   static kattn::Tensor as_planned(const kattn::Tensor& got, const kattn::Tensor& want,
