@@ -37,6 +37,9 @@ extern "C" {
 #define KATTN_VERSION_MINOR 1
 #define KATTN_VERSION_PATCH 0
 
+/* (*) Not values: the *_RANGE_MIN_ / *_RANGE_MAX_ enumerators make every int a valid value of
+ * the argument enums, so that the library can refuse an unknown one with
+ * KATTN_ERROR_INVALID_ARGUMENT instead of reading an enum out of its range (undefined in C++). */
 typedef enum kattn_status {
   KATTN_OK = 0,
   KATTN_ERROR_INVALID_ARGUMENT = 1, /* shape, dtype, layout, option or argument not allowed */
@@ -54,14 +57,18 @@ typedef enum kattn_dtype {
   KATTN_BF16 = 3,
   KATTN_F8_E4M3 = 4,
   KATTN_F8_E5M2 = 5,
-  KATTN_I32 = 6, /* sequence lengths, cu_seqlens */
-  KATTN_BOOL = 7 /* masks: one byte per element, non-zero = attend */
+  KATTN_I32 = 6,  /* sequence lengths, cu_seqlens */
+  KATTN_BOOL = 7, /* masks: one byte per element, non-zero = attend */
+  KATTN_DTYPE_RANGE_MIN_ = INT32_MIN,
+  KATTN_DTYPE_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_dtype_t;
 
 typedef enum kattn_memory {
   KATTN_MEMORY_HOST = 0,
   KATTN_MEMORY_CUDA = 1, /* cudaMalloc'ed */
-  KATTN_MEMORY_HIP = 2   /* hipMalloc'ed */
+  KATTN_MEMORY_HIP = 2,  /* hipMalloc'ed */
+  KATTN_MEMORY_RANGE_MIN_ = INT32_MIN,
+  KATTN_MEMORY_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_memory_t;
 
 /* Which tensor of the problem kattn_problem_set_tensor sets. */
@@ -82,7 +89,9 @@ typedef enum kattn_role {
   KATTN_DQ = 13,   /* backward outputs */
   KATTN_DK = 14,
   KATTN_DV = 15,
-  KATTN_DBIAS = 16 /* backward output, like KATTN_BIAS (optional) */
+  KATTN_DBIAS = 16, /* backward output, like KATTN_BIAS (optional) */
+  KATTN_ROLE_RANGE_MIN_ = INT32_MIN,
+  KATTN_ROLE_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_role_t;
 
 typedef enum kattn_backend {
@@ -92,12 +101,16 @@ typedef enum kattn_backend {
   KATTN_BACKEND_PORTABLE = 3,
   KATTN_BACKEND_CUDNN = 4,
   KATTN_BACKEND_CUDA = 5,
-  KATTN_BACKEND_HIP = 6
+  KATTN_BACKEND_HIP = 6,
+  KATTN_BACKEND_RANGE_MIN_ = INT32_MIN,
+  KATTN_BACKEND_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_backend_t;
 
 typedef enum kattn_alignment {
-  KATTN_ALIGN_TOP_LEFT = 0,    /* query i sees key i on the diagonal */
-  KATTN_ALIGN_BOTTOM_RIGHT = 1 /* query i aligned with key i + S - T (decode) */
+  KATTN_ALIGN_TOP_LEFT = 0,     /* query i sees key i on the diagonal */
+  KATTN_ALIGN_BOTTOM_RIGHT = 1, /* query i aligned with key i + S - T (decode) */
+  KATTN_ALIGNMENT_RANGE_MIN_ = INT32_MIN,
+  KATTN_ALIGNMENT_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_alignment_t;
 
 typedef struct kattn_problem_s* kattn_problem_t;

@@ -61,6 +61,8 @@ Tensor& tensor_of(BackwardProblem& p, kattn_role_t role) {
     return p.dv;
   case KATTN_DBIAS:
     return p.dbias;
+  default: // an unknown value (the range enumerators included)
+    break;
   }
   throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_DBIAS), got " +
                         std::to_string(int(role)));
