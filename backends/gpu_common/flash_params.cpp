@@ -16,13 +16,16 @@ std::string str(std::string_view s) {
 }
 
 // [batch, row, head] strides of q/k/v/out: batched [B, L, heads, dim], packed [L, heads, dim]
-// (batch stride 0, which seq_geometry.hpp's offsets rely on).
+// (batch stride 0, which seq_geometry.hpp's offsets rely on). The batch and head strides of an
+// extent-1 dimension are never used and given as 0, so that no family's stride check refuses
+// them: Kokkos' LayoutLeft has batch stride 1 at B = 1.
 void strides_of(const Tensor& t, bool packed, std::int64_t& batch, std::int64_t& row,
                 std::int64_t& head) {
   const std::size_t o = packed ? 0 : 1;
-  batch = packed ? 0 : t.stride[0];
+  const auto used = [&](std::size_t d) { return t.extent[d] > 1 ? t.stride[d] : 0; };
+  batch = packed ? 0 : used(0);
   row = t.stride[o];
-  head = t.stride[o + 1];
+  head = used(o + 1);
 }
 
 // mask_rule.hpp's expressions reach |i + diag +- window| + 1 <= 2 (T + S) + 1 (windows are
@@ -42,9 +45,13 @@ std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
     if (t->dtype != p.q.dtype)
       return std::string(name) + ": expected the dtype of q (" + str(to_string(p.q.dtype)) +
              "), got " + str(to_string(t->dtype));
+    // q, k, v may instead be sequence-major (row stride 1): the sm90 family reads them so, the
+    // others refuse them (unit_dim_stride_limit).
     const std::int64_t dim_stride = t->stride[static_cast<std::size_t>(t->rank - 1)];
-    if (dim_stride != 1)
-      return std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride);
+    const bool seq_major = t != &p.out && t->stride[d.packed ? 0 : 1] == 1;
+    if (dim_stride != 1 && !seq_major)
+      return std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride) +
+             (t == &p.out ? "" : " (or, sequence-major, row stride 1)");
   }
   const Extras& e = p.extras;
   const std::pair<const char*, const Tensor*> small[] = {{"extras.lse", &e.lse},
@@ -105,6 +112,9 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   strides_of(p.k, d.packed, f.k_batch_stride, f.k_row_stride, f.k_head_stride);
   strides_of(p.v, d.packed, f.v_batch_stride, f.v_row_stride, f.v_head_stride);
   strides_of(p.out, d.packed, f.o_batch_stride, f.o_row_stride, f.o_head_stride);
+  f.q_dim_stride = p.q.stride[static_cast<std::size_t>(p.q.rank - 1)];
+  f.k_dim_stride = p.k.stride[static_cast<std::size_t>(p.k.rank - 1)];
+  f.v_dim_stride = p.v.stride[static_cast<std::size_t>(p.v.rank - 1)];
   const Extras& e = p.extras;
   if (e.lse.defined()) { // [B, N, T] or packed [N, total_q]
     f.lse = static_cast<float*>(e.lse.data);

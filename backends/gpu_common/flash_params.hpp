@@ -21,9 +21,9 @@ struct FlashParamsResult {
 
 // `p` validated and `d` resolved (kattn::validate). Every tensor must live in `memory`. `who`
 // ends the "not implemented" reasons ("in the cuda backend"). Refused: other dtypes, head-dim
-// stride != 1, non-contiguous lengths, bias, boolean mask, ALiBi, dropout, and sizes beyond the
-// kernels' 32-bit index arithmetic (T + S > 2^30 - 1). (Validation encodes windows that cut
-// nothing, >= T + S, as unbounded.)
+// stride != 1 (q, k, v: unless sequence-major, row stride 1), non-contiguous lengths, bias, boolean
+// mask, ALiBi, dropout, and sizes beyond the kernels' 32-bit index arithmetic (T + S > 2^30 - 1).
+// (Validation encodes windows that cut nothing, >= T + S, as unbounded.)
 FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, MemorySpace memory,
                                     std::string_view who);
 

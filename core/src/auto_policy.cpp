@@ -108,9 +108,10 @@ Backend requested_backend(const Options& o) {
 }
 
 std::string layout_copies_cost() {
-  // benchmarks/results/h200-2026-12-01-layouts-vec.md (scripts/bench-layouts.sh).
-  return "on an H200 they cost 2.2-2.5x at the codelab's tiny problem and 1.20-1.38x at 8k "
-         "tokens; docs/performance.md";
+  // benchmarks/results/h200-2026-12-02-seq-major.md (kokkosattn_bench_layouts).
+  return "on an H200 they cost 3.2-3.9x at the codelab's tiny problem and 1.17x (causal "
+         "1.32-1.38x) at 8k tokens with all four copied, 1.04x at 8k with out alone; "
+         "docs/performance.md";
 }
 
 } // namespace kattn

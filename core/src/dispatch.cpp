@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <sstream>
+#include <type_traits>
 
 #include "kokkosattn/auto_policy.hpp"
 #include "kokkosattn/detail/empty_sides.hpp"
@@ -66,6 +67,9 @@ DType dtype_of(const ForwardProblem& p) {
 DType dtype_of(const BackwardProblem& p) {
   return p.forward.q.dtype;
 }
+
+template <class Problem>
+constexpr bool kBackward = std::is_same_v<Problem, BackwardProblem>;
 
 bool copies_allowed(const Options& o, LayoutCopy c) {
   return c == LayoutCopy::available && o.allow_layout_copies;
@@ -177,8 +181,9 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
     // Copies only to reach a GPU kernel backend (they come before the slow ones in every
     // order), in the order for the copied problem: a measured lead (auto_policy.hpp) may hold for
     // row-major tensors that it could not claim for the tensors as given.
-    if (layout.any() && !(s.impl && is_device_kernel(s.impl->id()))) {
-      const Problem copied = with_copies(p, layout);
+    // Fewer copies first (copy_choices), since each costs more than the leads between backends.
+    const auto reach_with = [&](LayoutCopies c) {
+      const Problem copied = with_copies(p, c);
       const AutoOrder copied_order = auto_order(r, copied, s.dims, x);
       for (Backend b : copied_order.order) {
         const BackendImpl* impl = r.find(b);
@@ -187,13 +192,18 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
         if (const Support sup = ask(*impl, copied, s.dims, x); sup.ok) {
           s.impl = impl;
           s.kernel = sup.kernel;
-          s.copies = layout;
+          s.copies = c;
           s.order_rule = copied_order.rule;
-          s.note = copies_note(layout);
-          break;
+          s.note = copies_note(c);
+          return true;
         }
       }
-    }
+      return false;
+    };
+    if (layout.any() && !(s.impl && is_device_kernel(s.impl->id())))
+      for (LayoutCopies c : copy_choices(layout, kBackward<Problem>))
+        if (reach_with(c))
+          break;
     if (!s.impl)
       throw Unsupported("no backend can run this problem: " + reasons);
     if (!s.copies.any())
@@ -207,14 +217,18 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
   if (!sup.ok) {
     std::string why = sup.reason;
     if (layout.any()) {
-      const Support copied = ask(*impl, with_copies(p, layout), s.dims, x);
-      if (copied.ok) {
-        s.impl = impl;
-        s.kernel = copied.kernel;
-        s.copies = layout;
-        s.note = copies_note(layout);
-        return s;
+      Support copied;
+      for (LayoutCopies c : copy_choices(layout, kBackward<Problem>)) {
+        copied = ask(*impl, with_copies(p, c), s.dims, x);
+        if (copied.ok) {
+          s.impl = impl;
+          s.kernel = copied.kernel;
+          s.copies = c;
+          s.note = copies_note(c);
+          return s;
+        }
       }
+      // The last choice copies every non-row-major tensor: its reason is the one to report.
       if (copied.reason != sup.reason)
         why += "; with row-major copies of " + layout.names() + ": " + copied.reason;
     }
@@ -246,11 +260,13 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p, co
       verdict.reason = sup.reason;
       verdict.kernel = sup.kernel;
       if (!sup.ok && layout.any()) {
-        if (const Support copied = ask(*impl, with_copies(p, layout), d, x); copied.ok) {
-          verdict.supported = true;
-          verdict.copies = layout;
-          verdict.kernel = copied.kernel;
-        }
+        for (LayoutCopies c : copy_choices(layout, kBackward<Problem>))
+          if (const Support copied = ask(*impl, with_copies(p, c), d, x); copied.ok) {
+            verdict.supported = true;
+            verdict.copies = c;
+            verdict.kernel = copied.kernel;
+            break;
+          }
       }
     }
     v.push_back(std::move(verdict));

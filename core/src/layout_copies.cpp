@@ -1,5 +1,7 @@
 #include "kokkosattn/layout_copies.hpp"
 
+#include <vector>
+
 namespace kattn {
 namespace {
 
@@ -92,6 +94,20 @@ ForwardProblem with_copies(const ForwardProblem& p, LayoutCopies c) {
 }
 BackwardProblem with_copies(const BackwardProblem& p, LayoutCopies c) {
   return copies_applied(p, c);
+}
+
+std::vector<LayoutCopies> copy_choices(LayoutCopies all, bool backward) {
+  LayoutCopies outputs;
+  for (int r = 0; r < LayoutCopies::count; ++r)
+    if (const auto role = static_cast<LayoutCopies::Role>(r);
+        all.has(role) && LayoutCopies::is_output(role, backward))
+      outputs.add(role);
+  std::vector<LayoutCopies> v;
+  if (outputs.any() && outputs.mask != all.mask)
+    v.push_back(outputs);
+  if (all.any())
+    v.push_back(all);
+  return v;
 }
 
 } // namespace kattn

@@ -61,8 +61,9 @@ std::string unsupported_reason(const FlashFwdParams& p) {
   if (p.H != p.Hv || !instantiated(p.H))
     return "head dims H=" + std::to_string(p.H) + " Hv=" + std::to_string(p.Hv) +
            " not instantiated (sm80 kernels: H == Hv in {64, 128, 256})";
-  for (const std::string& why : {access_limit(p, 16, 8, "16-byte cp.async rows"), varlen_limit(p),
-                                 heads_limit(p), grid_limit(p)})
+  for (const std::string& why :
+       {unit_dim_stride_limit(p), access_limit(p, 16, 8, "16-byte cp.async rows"), varlen_limit(p),
+        heads_limit(p), grid_limit(p)})
     if (!why.empty())
       return why;
   const int need = smem_bytes(p.H), have = device_smem_optin();

@@ -45,10 +45,14 @@ struct FwdKnobs {
   bool desc_advance;
 };
 
-// Tile shapes, register budgets and the shared-memory map of one configuration.
-template <bool kIsBf16, int kHeadDimT, FwdKnobs kKnobs>
+// Tile shapes, register budgets and the shared-memory map of one configuration. kSeqMajorT:
+// q, k, v are sequence-major (row stride 1, as a B = 1 Kokkos LayoutLeft View): TMA boxes are
+// 64 rows x the head dim, stored as head-dim rows of 64 sequence elements, and the GEMMs read
+// Q and K MN-major and V K-major (the row-major tiles are the other way round).
+template <bool kIsBf16, int kHeadDimT, FwdKnobs kKnobs, bool kSeqMajorT = false>
 struct FwdConfig {
   static constexpr bool kBf16 = kIsBf16;
+  static constexpr bool kSeqMajor = kSeqMajorT;
   static constexpr int kHeadDim = kHeadDimT;
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "head dims 64/128/256");
   static constexpr int kConsumerWGs = kKnobs.consumer_wgs;
@@ -80,6 +84,11 @@ struct FwdConfig {
   static constexpr int kKVBytes = kBlockN * kHeadDim * 2;
   static constexpr int kQColBlockBytes = kBlockM * 128;
   static constexpr int kKVColBlockBytes = kBlockN * 128;
+  // Sequence-major: a tile is kBlockM / 64 (kBlockN / 64) boxes of 64 sequence elements by the
+  // head dim, kSeqBoxBytes each; a narrow last key block (kTailN) is whole boxes too.
+  static constexpr int kSeqBoxBytes = kHeadDim * 128;
+  static_assert(!kSeqMajor || (kBlockN % 64 == 0 && kTailN % 64 == 0 && kHeadDim <= 128),
+                "sequence-major: key blocks of 64-row boxes, head dims 64 and 128");
   static constexpr int kQStages = kKnobs.q_stages;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;

@@ -14,24 +14,32 @@ out.append('''// wgmma.mma_async wrappers for the shapes the sm90 forward uses (
 
 namespace kattn::cuda_kernels::sm90 {
 
-// D (+)= A * B^T, A and B K-major in shared memory (descriptors). scale_d == 0 overwrites D.
-template <int N, bool kBf16> struct WgmmaSS;
-// D (+)= A * B, A from registers (4 x b32 per k16 step), B N-major ("transposed") in shared memory.
-template <int N, bool kBf16> struct WgmmaRS;
+// D (+)= A * B^T, A and B in shared memory (descriptors): K-major, or with kMnMajor both
+// MN-major ("transposed": sequence-major tiles). scale_d == 0 overwrites D.
+template <int N, bool kBf16, bool kMnMajor = false> struct WgmmaSS;
+// D (+)= A * B, A from registers (4 x b32 per k16 step), B in shared memory: N-major
+// ("transposed", kBTransposed), or K-major for sequence-major V.
+template <int N, bool kBf16, bool kBTransposed = true> struct WgmmaRS;
 ''')
 # S = Q K^T uses N = key block (128; 80 for head dim 256), P V uses N = head dim (64, 128, 256);
 # 160, 176 and 192 are the key blocks of the h128/h64 variants measured in docs/cuda-sm90.md.
-for n in (64, 80, 128, 160, 176, 192, 256):
+# The sequence-major tiles (head dims 64 and 128, key blocks 128 and 192, tail 64) add MN-major
+# S = Q K^T and K-major P V.
+SS = [(n, False) for n in (64, 80, 128, 160, 176, 192, 256)] + [(n, True) for n in (64, 128, 192)]
+RS = [(n, True) for n in (64, 80, 128, 160, 176, 192, 256)] + [(n, False) for n in (64, 128)]
+def tf(b): return "true" if b else "false"
+for n, mn in SS:
     nd = n // 2
+    tn = 1 if mn else 0
     for bf in (True, False):
         t = "bf16" if bf else "f16"
         dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-        out.append(f'''template <> struct WgmmaSS<{n}, {"true" if bf else "false"}> {{
+        out.append(f'''template <> struct WgmmaSS<{n}, {tf(bf)}, {tf(mn)}> {{
   static __device__ __forceinline__ void run(float (&d)[{nd}], std::uint64_t da, std::uint64_t db,
                                              int scale_d) {{
     asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
                  "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, 0, 0;\\n}}\\n"
+                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, {tn}, {tn};\\n}}\\n"
                  : {dl}
                  : "l"(da), "l"(db), "r"(scale_d));
   }}
@@ -40,17 +48,23 @@ for n in (64, 80, 128, 160, 176, 192, 256):
                                                   std::uint64_t db) {{
     asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
                  "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, 0, 0;\\n}}\\n"
+                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, {tn}, {tn};\\n}}\\n"
                  : {dl.replace('"+f"', '"=f"')}
                  : "l"(da), "l"(db), "r"(0));
   }}
 }};
-template <> struct WgmmaRS<{n}, {"true" if bf else "false"}> {{
+''')
+for n, tb in RS:
+    nd = n // 2
+    for bf in (True, False):
+        t = "bf16" if bf else "f16"
+        dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+        out.append(f'''template <> struct WgmmaRS<{n}, {tf(bf)}, {tf(tb)}> {{
   static __device__ __forceinline__ void run(float (&d)[{nd}], const std::uint32_t (&a)[4],
                                              std::uint64_t db, int scale_d) {{
     asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
                  "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1, 1;\\n}}\\n"
+                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1, {1 if tb else 0};\\n}}\\n"
                  : {dl}
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
   }}

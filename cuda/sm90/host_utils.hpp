@@ -8,8 +8,9 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-// 4-d bf16/fp16 tensor map (cols, rows, heads, batches; strides in elements) with 128-byte
-// swizzle and a (64, box_rows, 1, 1) box; cuTensorMapEncodeTiled via the runtime's entry point.
+// 4-d bf16/fp16 tensor map (cols, rows, heads, batches; strides in elements; cols contiguous:
+// the head dim, or for sequence-major tensors the sequence) with 128-byte swizzle and a
+// (64, box_rows, 1, 1) box; cuTensorMapEncodeTiled via the runtime's entry point.
 CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,
                           std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
                           std::int64_t head_stride, std::int64_t batch_stride,

@@ -41,12 +41,23 @@ void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, void* probe = null
   const std::uint64_t q_rows = rows(p.total_q, p.cu_seqlens_q, p.T);
   const std::uint64_t k_rows = rows(p.total_k, p.cu_seqlens_k, p.S);
   const std::uint64_t batches = packed ? 1 : p.B;
-  a.tma_q = make_tile_map(p.q, Cfg::kBf16, Cfg::kHeadDim, q_rows, p.N, batches, p.q_row_stride,
-                          p.q_head_stride, p.q_batch_stride, Cfg::kBlockM);
-  a.tma_k = make_tile_map(p.k, Cfg::kBf16, Cfg::kHeadDim, k_rows, p.K, batches, p.k_row_stride,
-                          p.k_head_stride, p.k_batch_stride, Cfg::kBlockN);
-  a.tma_v = make_tile_map(p.v, Cfg::kBf16, Cfg::kHeadDim, k_rows, p.K, batches, p.v_row_stride,
-                          p.v_head_stride, p.v_batch_stride, Cfg::kBlockN);
+  if constexpr (Cfg::kSeqMajor) {
+    // The sequence is the contiguous dimension: boxes of 64 rows by the whole head dim.
+    constexpr auto hd = static_cast<std::uint64_t>(Cfg::kHeadDim);
+    a.tma_q = make_tile_map(p.q, Cfg::kBf16, q_rows, hd, p.N, batches, p.q_dim_stride,
+                            p.q_head_stride, p.q_batch_stride, Cfg::kHeadDim);
+    a.tma_k = make_tile_map(p.k, Cfg::kBf16, k_rows, hd, p.K, batches, p.k_dim_stride,
+                            p.k_head_stride, p.k_batch_stride, Cfg::kHeadDim);
+    a.tma_v = make_tile_map(p.v, Cfg::kBf16, k_rows, hd, p.K, batches, p.v_dim_stride,
+                            p.v_head_stride, p.v_batch_stride, Cfg::kHeadDim);
+  } else {
+    a.tma_q = make_tile_map(p.q, Cfg::kBf16, Cfg::kHeadDim, q_rows, p.N, batches, p.q_row_stride,
+                            p.q_head_stride, p.q_batch_stride, Cfg::kBlockM);
+    a.tma_k = make_tile_map(p.k, Cfg::kBf16, Cfg::kHeadDim, k_rows, p.K, batches, p.k_row_stride,
+                            p.k_head_stride, p.k_batch_stride, Cfg::kBlockN);
+    a.tma_v = make_tile_map(p.v, Cfg::kBf16, Cfg::kHeadDim, k_rows, p.K, batches, p.v_row_stride,
+                            p.v_head_stride, p.v_batch_stride, Cfg::kBlockN);
+  }
   a.num_m_blocks = (p.T + Cfg::kBlockM - 1) / Cfg::kBlockM;
   a.num_tiles = a.num_m_blocks * p.B * p.N;
   constexpr float kLog2e = 1.4426950408889634f;

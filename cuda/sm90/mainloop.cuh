@@ -75,7 +75,9 @@ struct TileMainloop {
   static constexpr int D = Cfg::kHeadDim;
   static constexpr int kSRegs = BN / 2;
   static constexpr int kORegs = D / 2;
-  using MmaO = WgmmaRS<D, Cfg::kBf16>;
+  // Sequence-major tiles: Q and K MN-major, V K-major (fwd_config.cuh).
+  static constexpr bool kSeq = Cfg::kSeqMajor;
+  using MmaO = WgmmaRS<D, Cfg::kBf16, !kSeq>;
 
   const FwdArgs& a;
   const std::uint32_t smem;
@@ -91,7 +93,8 @@ struct TileMainloop {
   const IndexRange<int> keys1 = w.s.rule(a.p).row_keys(row1);
   const Ring<Cfg> ring{smem + Cfg::kOffBar};
   const int qs;
-  const std::uint32_t q_base = smem + Cfg::kOffQ + qs * Cfg::kQBytes + wg * 64 * 128;
+  const std::uint32_t q_base =
+      smem + Cfg::kOffQ + qs * Cfg::kQBytes + wg * (kSeq ? Cfg::kSeqBoxBytes : 64 * 128);
   const float log2_mul = a.softmax_log2;
   const int n_iter = w.n_iter();
   // The tile's registers: consume_tile's own arrays, by reference (held as members of this
@@ -105,9 +108,27 @@ struct TileMainloop {
 
   template <int R>
   __device__ __forceinline__ void issue_s(int i, float (&acc)[R]) {
-    using MmaS = WgmmaSS<2 * R, Cfg::kBf16>;
+    using MmaS = WgmmaSS<2 * R, Cfg::kBf16, kSeq>;
     const std::uint32_t k_base = smem + Cfg::kOffK + Ring<Cfg>::stage(it_base + i) * Cfg::kKVBytes;
     wgmma_fence();
+    if constexpr (kSeq) {
+      // MN-major: k-step kk is head-dim rows [16 kk, 16 kk + 16) of every box; K's boxes of 64
+      // keys lie kSeqBoxBytes apart (the descriptor's leading offset), Q's one box per warpgroup.
+      const std::uint64_t dq0 = sw128_desc(q_base, Cfg::kSeqBoxBytes, 1024);
+      const std::uint64_t dk0 = sw128_desc(k_base, Cfg::kSeqBoxBytes, 1024);
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const std::uint64_t dq = desc_advance(dq0, kk * 2048);
+        const std::uint64_t dk = desc_advance(dk0, kk * 2048);
+        if (kk == 0) {
+          MmaS::run_zero(acc, dq, dk);
+        } else {
+          MmaS::run(acc, dq, dk, 1);
+        }
+      }
+      wgmma_commit();
+      return;
+    }
     const std::uint64_t dq0 = sw128_desc(q_base, 16, 1024);
     const std::uint64_t dk0 = sw128_desc(k_base, 16, 1024);
 #pragma unroll
@@ -134,7 +155,8 @@ struct TileMainloop {
     const int st = Ring<Cfg>::stage(it_base + i);
     mbar_wait(ring.v_full(st), Ring<Cfg>::parity(it_base + i));
     const int n0 = (w.nb_begin + i) * BN;
-    if (a.p.seqlens_k != nullptr && n0 + BN > w.s.k_len) {
+    // Sequence-major tiles come without padded batches (sm90_fwd.cu refuses them).
+    if (!kSeq && a.p.seqlens_k != nullptr && n0 + BN > w.s.k_len) {
       zero_padding_rows<Cfg>(smem + Cfg::kOffV + st * Cfg::kKVBytes, w.s.k_len - n0, wg, tid);
     }
   }
@@ -147,12 +169,20 @@ struct TileMainloop {
     const std::uint64_t dv0 = sw128_desc(v_base, Cfg::kKVColBlockBytes, 1024);
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
-      const std::uint64_t dv = Cfg::kDescAdvance
+      const std::uint64_t dv = kSeq ? seq_v_desc(v_base, kk, 0)
+                               : Cfg::kDescAdvance
                                    ? desc_advance(dv0, kk * 2048)
                                    : sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024);
       MmaO::run(o, p[kk], dv, 1);
     }
     wgmma_commit();
+  }
+
+  // Sequence-major V, K-major for P V: k-step kk (16 keys) is 32 bytes into the 128-byte rows
+  // of box kk / 4; the output columns from `col0` are the head-dim rows from col0.
+  static __device__ __forceinline__ std::uint64_t seq_v_desc(std::uint32_t v_base, int kk,
+                                                             int col0) {
+    return sw128_desc(v_base + (kk / 4) * Cfg::kSeqBoxBytes + (kk % 4) * 32 + col0 * 128, 16, 1024);
   }
 
   __device__ __forceinline__ void rescale_o() {
@@ -258,7 +288,7 @@ struct TileMainloop {
     }
     const int st = Ring<Cfg>::stage(it_base + n_iter - 1);
     if constexpr (Cfg::kSplitLastPv) {
-      using MmaHalf = WgmmaRS<D / 2, Cfg::kBf16>;
+      using MmaHalf = WgmmaRS<D / 2, Cfg::kBf16, !kSeq>;
       auto& o_lo = *reinterpret_cast<float(*)[kORegs / 2]>(&o[0]);
       auto& o_hi = *reinterpret_cast<float(*)[kORegs / 2]>(&o[kORegs / 2]);
       const std::uint32_t v_base = smem + Cfg::kOffV + st * Cfg::kKVBytes;
@@ -266,14 +296,19 @@ struct TileMainloop {
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < KS; ++kk) {
-        MmaHalf::run(o_lo, p[kk], sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
+        MmaHalf::run(o_lo, p[kk],
+                     kSeq ? seq_v_desc(v_base, kk, 0)
+                          : sw128_desc(v_base + kk * 2048, Cfg::kKVColBlockBytes, 1024),
+                     1);
       }
       wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < KS; ++kk) {
-        MmaHalf::run(
-            o_hi, p[kk],
-            sw128_desc(v_base + Cfg::kKVColBlockBytes + kk * 2048, Cfg::kKVColBlockBytes, 1024), 1);
+        MmaHalf::run(o_hi, p[kk],
+                     kSeq ? seq_v_desc(v_base, kk, D / 2)
+                          : sw128_desc(v_base + Cfg::kKVColBlockBytes + kk * 2048,
+                                       Cfg::kKVColBlockBytes, 1024),
+                     1);
       }
       wgmma_commit();
       float inv[2];

@@ -47,6 +47,29 @@ bool stride_ok(std::int64_t s, std::int64_t extent) {
   return extent <= 1 || (s > 0 && s % 8 == 0);
 }
 
+bool seq_major(const FlashFwdParams& p) {
+  return p.q_dim_stride != 1 || p.k_dim_stride != 1 || p.v_dim_stride != 1;
+}
+
+// Sequence-major q, k, v (row stride 1): all three, head dims 64 and 128 (the tiles compiled
+// for them), no padded or packed lengths (their rows would need zeroing across the boxes).
+std::string seq_major_limit(const FlashFwdParams& p) {
+  if (p.q_row_stride != 1 || p.k_row_stride != 1 || p.v_row_stride != 1 || p.q_dim_stride == 1 ||
+      p.k_dim_stride == 1 || p.v_dim_stride == 1)
+    return "sm90 kernels read q, k and v all sequence-major (row stride 1) or all with head-dim "
+           "stride 1, got row strides q " +
+           std::to_string(p.q_row_stride) + " k " + std::to_string(p.k_row_stride) + " v " +
+           std::to_string(p.v_row_stride) + ", head-dim strides q " +
+           std::to_string(p.q_dim_stride) + " k " + std::to_string(p.k_dim_stride) + " v " +
+           std::to_string(p.v_dim_stride);
+  if (p.H != 64 && p.H != 128)
+    return "sm90 kernels: sequence-major q, k, v with head dims 64 and 128, got " +
+           std::to_string(p.H);
+  if (p.cu_seqlens_q != nullptr || p.seqlens_q != nullptr || p.seqlens_k != nullptr)
+    return "sm90 kernels: sequence-major q, k, v without padded or packed lengths";
+  return {};
+}
+
 } // namespace
 
 CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,
@@ -128,14 +151,21 @@ std::string unsupported_reason(const FlashFwdParams& p) {
       return why;
     }
   }
+  const bool seq = seq_major(p);
+  if (seq)
+    if (std::string why = seq_major_limit(p); !why.empty())
+      return why;
   const bool packed = p.cu_seqlens_q != nullptr;
   const std::int64_t nb = packed ? 1 : p.B;
-  const bool strides_ok = stride_ok(p.q_row_stride, 2) && stride_ok(p.q_head_stride, p.N) &&
-                          stride_ok(p.q_batch_stride, nb) && stride_ok(p.k_row_stride, 2) &&
-                          stride_ok(p.k_head_stride, p.K) && stride_ok(p.k_batch_stride, nb) &&
-                          stride_ok(p.v_row_stride, 2) && stride_ok(p.v_head_stride, p.K) &&
-                          stride_ok(p.v_batch_stride, nb) && p.o_row_stride % 2 == 0 &&
-                          p.o_head_stride % 2 == 0 && p.o_batch_stride % 2 == 0;
+  // The tensor maps' outer strides: row, head, batch (sequence-major: head dim, head, batch).
+  const auto outer = [seq](std::int64_t row, std::int64_t dim) { return seq ? dim : row; };
+  const bool strides_ok =
+      stride_ok(outer(p.q_row_stride, p.q_dim_stride), 2) && stride_ok(p.q_head_stride, p.N) &&
+      stride_ok(p.q_batch_stride, nb) && stride_ok(outer(p.k_row_stride, p.k_dim_stride), 2) &&
+      stride_ok(p.k_head_stride, p.K) && stride_ok(p.k_batch_stride, nb) &&
+      stride_ok(outer(p.v_row_stride, p.v_dim_stride), 2) && stride_ok(p.v_head_stride, p.K) &&
+      stride_ok(p.v_batch_stride, nb) && p.o_row_stride % 2 == 0 && p.o_head_stride % 2 == 0 &&
+      p.o_batch_stride % 2 == 0;
   if (!strides_ok) {
     return "sm90 kernels (TMA) need q/k/v strides that are positive multiples of 8 elements";
   }
@@ -144,7 +174,7 @@ std::string unsupported_reason(const FlashFwdParams& p) {
 
 std::string kernel_name(const FlashFwdParams& p) {
   return std::string("sm90_fwd_") + (p.dtype == ElemType::bf16 ? "bf16_" : "f16_") +
-         tile_name(choose_tile(p));
+         tile_name(choose_tile(p)) + (seq_major(p) ? "_seq" : "");
 }
 
 void run(const FlashFwdParams& p, CUstream_st* stream) {
@@ -152,7 +182,7 @@ void run(const FlashFwdParams& p, CUstream_st* stream) {
     throw std::invalid_argument("sm90::run: head dim " + std::to_string(p.H) +
                                 " is not instantiated");
   }
-  launch_tile(choose_tile(p), p.dtype == ElemType::bf16, p, stream);
+  launch_tile(choose_tile(p), p.dtype == ElemType::bf16, seq_major(p), p, stream);
 }
 
 } // namespace kattn::cuda_kernels::sm90

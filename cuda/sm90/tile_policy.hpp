@@ -60,8 +60,9 @@ constexpr FwdKnobs tile_policy(TileChoice c) {
   };
 }
 
-// The configuration the library compiles for a class (inst/*.cu).
-template <bool kBf16, TileChoice kChoice>
-using Sm90Config = FwdConfig<kBf16, tile_head_dim(kChoice), tile_policy(kChoice)>;
+// The configuration the library compiles for a class (inst/*.cu); kSeqMajor: for
+// sequence-major q, k, v (head dims 64 and 128), with the same knobs.
+template <bool kBf16, TileChoice kChoice, bool kSeqMajor = false>
+using Sm90Config = FwdConfig<kBf16, tile_head_dim(kChoice), tile_policy(kChoice), kSeqMajor>;
 
 } // namespace kattn::cuda_kernels::sm90

@@ -7,6 +7,7 @@
 // KOKKOSATTN_CUDA_KERNEL=sm80|sm90 picks the family as in the library.
 //
 // usage: kokkosattn_cuda_timing [--repeats R] [--T 1024,4096,8192] [--H 64,128] [--f16]
+//        [--seq-major]   (q, k, v token-contiguous: the sm90 _seq kernels, head dims 64/128)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -61,6 +62,7 @@ std::vector<std::uint16_t> random_bits(std::size_t n, bool f16, std::uint64_t se
 int main(int argc, char** argv) {
   kattn::cuda_tools::SweepFlags flags{20, {1024, 4096, 8192}, {64, 128}};
   bool f16 = false;
+  bool seq_major = false; // q, k, v token-contiguous (fa_sweep.hpp make_seq_major)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (kattn::cuda_tools::parse_sweep_flag(i, argc, argv, flags) && flags.Ss.empty() &&
@@ -68,8 +70,11 @@ int main(int argc, char** argv) {
       continue;
     if (a == "--f16")
       f16 = true;
+    else if (a == "--seq-major")
+      seq_major = true;
     else {
-      std::fprintf(stderr, "usage: %s [--repeats R] [--T list] [--H list] [--f16]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--repeats R] [--T list] [--H list] [--f16] [--seq-major]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -84,9 +89,10 @@ int main(int argc, char** argv) {
     }
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-    std::printf("# %s (sm_%d%d); %s; median of %d after 3 warm-ups; TFLOP/s = 4*B*N*T*S*H "
+    std::printf("# %s (sm_%d%d); %s%s; median of %d after 3 warm-ups; TFLOP/s = 4*B*N*T*S*H "
                 "(causal halved)\n",
-                prop.name, prop.major, prop.minor, f16 ? "f16" : "bf16", repeats);
+                prop.name, prop.major, prop.minor, f16 ? "f16" : "bf16",
+                seq_major ? ", sequence-major q/k/v" : "", repeats);
     std::printf("%-24s %6s %6s %4s %4s %4s %6s %10s %9s %8s\n", "kernel", "B", "T", "N", "H",
                 "caus", "", "ms", "TFLOP/s", "host_us");
     const std::size_t tokens = 16384, hidden = 2048;
@@ -110,6 +116,8 @@ int main(int argc, char** argv) {
         for (bool causal : {false, true}) {
           FlashFwdParams p = kattn::cuda_tools::fa_sweep_params(
               f16 ? ElemType::f16 : ElemType::bf16, T, H, causal, q, k, v, o, lse);
+          if (seq_major)
+            kattn::cuda_tools::make_seq_major(p);
           const auto choice = kattn::cuda_kernels::choose_kernel(p);
           if (choice.family == kattn::cuda_kernels::KernelFamily::none) {
             std::printf("T=%d H=%d causal=%d: no kernel: %s\n", T, H, causal,

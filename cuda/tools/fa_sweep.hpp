@@ -42,6 +42,22 @@ inline FlashFwdParams fa_sweep_params(ElemType dtype, int T, int H, bool causal,
   return p;
 }
 
+// The same problem with q, k, v sequence-major ([B, H, N, T] storage: token stride 1, the B = 1
+// Kokkos LayoutLeft layout per batch; the sm90 family's _seq kernels) over the same buffers;
+// out and lse keep their layout.
+inline void make_seq_major(FlashFwdParams& p) {
+  const auto set = [&](std::int64_t len, int heads, std::int64_t& batch, std::int64_t& row,
+                       std::int64_t& head, std::int64_t& dim) {
+    row = 1;
+    head = len;
+    dim = len * heads;
+    batch = len * heads * p.H;
+  };
+  set(p.T, p.N, p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.q_dim_stride);
+  set(p.S, p.K, p.k_batch_stride, p.k_row_stride, p.k_head_stride, p.k_dim_stride);
+  set(p.S, p.K, p.v_batch_stride, p.v_row_stride, p.v_head_stride, p.v_dim_stride);
+}
+
 // "512,1024" -> {512, 1024}
 inline std::vector<int> parse_int_list(const char* s) {
   std::vector<int> v;

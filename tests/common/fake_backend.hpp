@@ -80,6 +80,12 @@ public:
     need_row_major_ = true;
     return *this;
   }
+  // Head-dim stride 1 for the outputs only (out, dq, dk, dv): the inputs are read as given, as
+  // the cuda backend's sm90 kernels read sequence-major q, k, v.
+  FakeBackend& need_row_major_outputs() {
+    need_row_major_outputs_ = true;
+    return *this;
+  }
   FakeBackend& need_16bit() {
     need_16bit_ = true;
     return *this;
@@ -92,6 +98,8 @@ public:
     maybe_throw(throw_supports_);
     if (Support s = layout_and_dtype({&p.q, &p.k, &p.v, &p.out}); !s.ok)
       return s;
+    if (Support s = outputs_layout({&p.out}); !s.ok)
+      return s;
     return refuse_forward_ ? Support::no(reason_) : Support::yes(kernel_);
   }
   Support supports(const BackwardProblem& p, const Dims&, const ExecContext&) const override {
@@ -100,6 +108,8 @@ public:
     const ForwardProblem& f = p.forward;
     if (Support s = layout_and_dtype({&f.q, &f.k, &f.v, &f.out, &p.dout, &p.dq, &p.dk, &p.dv});
         !s.ok)
+      return s;
+    if (Support s = outputs_layout({&p.dq, &p.dk, &p.dv}); !s.ok)
       return s;
     return refuse_backward_ ? Support::no(reason_) : Support::yes(kernel_);
   }
@@ -129,6 +139,13 @@ private:
     }
     return Support::yes();
   }
+  Support outputs_layout(std::initializer_list<const Tensor*> ts) const {
+    for (const Tensor* t : ts)
+      if (need_row_major_outputs_ && t->defined() && t->stride[std::size_t(t->rank - 1)] != 1)
+        return Support::no("expected an output with head-dim stride 1, got " +
+                           std::to_string(t->stride[std::size_t(t->rank - 1)]));
+    return Support::yes();
+  }
   void maybe_throw(Throw t) const {
     switch (t) {
     case Throw::nothing:
@@ -142,7 +159,7 @@ private:
     }
   }
 
-  bool need_row_major_ = false, need_16bit_ = false;
+  bool need_row_major_ = false, need_row_major_outputs_ = false, need_16bit_ = false;
   Backend id_;
   std::shared_ptr<FakeCalls> calls_;
   bool refuse_forward_ = false;

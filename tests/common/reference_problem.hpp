@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -35,6 +36,9 @@ struct Spec {
   bool lse = true;
   bool heads_major = false; // q/k/v/out and their gradients stored [B, N, T, H] (strided view)
   std::int64_t out_pad = 0; // out stored with Hv + out_pad elements per head (strided view)
+  // q, k, v (batched) stored [B, dim, heads, L]: the token dimension contiguous, as a B = 1
+  // Kokkos LayoutLeft View ("sequence-major"); out and the gradients stay row-major.
+  bool seq_major = false;
   double q_mult = 1.0, k_mult = 1.0;
   bool outliers = false;
   std::uint64_t seed = 1;
@@ -102,6 +106,23 @@ inline Buffer make_buffer(DType t, std::vector<std::int64_t> ext, bool heads_maj
   return b;
 }
 
+// Batched {B, L, heads, dim} stored [B, dim, heads, L] (Spec::seq_major): the logical view's
+// token stride is 1.
+inline Buffer make_seq_major_buffer(DType t, const std::vector<std::int64_t>& ext) {
+  Buffer b;
+  b.storage = HostTensor(t, {ext[0], ext[3], ext[2], ext[1]});
+  b.view = b.storage.view();
+  const std::array<std::int64_t, 4> st = {b.view.stride[0], b.view.stride[3], b.view.stride[2],
+                                          b.view.stride[1]};
+  for (std::size_t d = 0; d < 4; ++d) {
+    b.view.extent[d] = ext[d];
+    b.view.stride[d] = st[d];
+  }
+  if (ext[0] == 1)
+    b.view.stride[0] = 1; // as Kokkos' LayoutLeft gives it (a stride never used)
+  return b;
+}
+
 class Attn {
 public:
   explicit Attn(const Spec& s) : spec(s) {
@@ -145,9 +166,15 @@ public:
       for (auto l : p.k_lens)
         tk += l;
     }
-    q = make_buffer(p.dtype, shape(tq, p.N, p.H), p.heads_major);
-    k = make_buffer(p.dtype, shape(tk, p.K, p.H), p.heads_major);
-    v = make_buffer(p.dtype, shape(tk, p.K, p.Hv), p.heads_major);
+    if (p.seq_major && !p.packed) {
+      q = make_seq_major_buffer(p.dtype, shape(tq, p.N, p.H));
+      k = make_seq_major_buffer(p.dtype, shape(tk, p.K, p.H));
+      v = make_seq_major_buffer(p.dtype, shape(tk, p.K, p.Hv));
+    } else {
+      q = make_buffer(p.dtype, shape(tq, p.N, p.H), p.heads_major);
+      k = make_buffer(p.dtype, shape(tk, p.K, p.H), p.heads_major);
+      v = make_buffer(p.dtype, shape(tk, p.K, p.Hv), p.heads_major);
+    }
     out = make_buffer(p.dtype, shape(tq, p.N, p.Hv), p.heads_major, p.out_pad);
     dout = make_buffer(p.dtype, shape(tq, p.N, p.Hv), p.heads_major);
     dq = make_buffer(p.dtype, shape(tq, p.N, p.H), p.heads_major);

@@ -241,6 +241,8 @@ inline std::vector<double> reference_forward(RefInputs r, std::vector<double> q,
 struct Outcome {
   Backend backend = Backend::automatic;
   bool copies = false;
+  std::string copied; // the tensors copied ("out", "q, k, v, out")
+  std::string kernel; // the kernel the backend named
   std::string explain;
   double err = 0, tol = 0, plan_err = 0;
 };
@@ -267,6 +269,8 @@ Outcome forward_case(const Space& exec, std::int64_t B, std::int64_t T_, std::in
   KokkosAttn::Plan<Space> plan(exec, q.view(), k.view(), v.view(), out2.view(), o);
   r.backend = plan.backend();
   r.copies = plan.layout_copies().any();
+  r.copied = plan.layout_copies().names();
+  r.kernel = plan.kernel();
   r.explain = plan.explain();
   KokkosAttn::sdpa(exec, q.view(), k.view(), v.view(), out.view(), o);
   plan.execute(q.view(), k.view(), v.view(), out2.view());

@@ -95,6 +95,26 @@ KATTN_FE_TEST("sdpa and Plan: f32 and f64 Views of every layout, GQA, odd length
   all_layouts<double>(100);
 }
 
+KATTN_FE_TEST("sdpa and Plan: B = 1 LayoutLeft 16-bit Views on sm90 copy the output alone") {
+  // LayoutLeft with B = 1 is sequence-major (token stride 1): the sm90 kernels read q, k, v as
+  // given and only out goes through a copy (kokkosattn/layout_copies.hpp copy_choices).
+  if constexpr (!fast_space || !have_16bit) {
+    MESSAGE("skipped: no GPU kernel space with 16-bit Views in this build");
+  } else {
+    const Space exec;
+    const Outcome r = forward_case<BF16, Left, Space>(exec, 1, 200, 328, 2, 1, 128, {}, 11);
+    report(r, "B = 1 LayoutLeft bf16");
+    CHECK(is_device_kernel(r.backend));
+    if (r.kernel.starts_with("sm90")) {
+      CHECK(r.kernel.ends_with("_seq"));
+      CHECK(r.copied == "out");
+    } else {
+      MESSAGE("not an sm90 device (kernel " << r.kernel << "): every tensor copied");
+      CHECK(r.copied == "q, k, v, out");
+    }
+  }
+}
+
 KATTN_FE_TEST("sdpa and Plan: half_t and bhalf_t Views of every layout") {
   if constexpr (!have_16bit) {
     MESSAGE("skipped: this Kokkos aliases half_t and bhalf_t to float (host-only build)");

@@ -108,12 +108,12 @@ inline std::string cuda_spec_string(const Spec& s) {
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "%s B=%lld T=%lld S=%lld N=%lld K=%lld H=%lld causal=%d window=(%lld,%lld) %s "
-                "softcap=%g lse=%d heads_major=%d packed=%d padded=%d outliers=%d",
+                "softcap=%g lse=%d heads_major=%d seq_major=%d packed=%d padded=%d outliers=%d",
                 std::string(to_string(s.dtype)).c_str(), (long long)s.B, (long long)s.T,
                 (long long)s.S, (long long)s.N, (long long)s.K, (long long)s.H, s.opt.causal,
                 (long long)s.opt.window_left, (long long)s.opt.window_right,
                 s.opt.alignment == Alignment::bottom_right ? "bottom_right" : "top_left",
-                s.opt.softcap, s.lse, s.heads_major, s.packed,
+                s.opt.softcap, s.lse, s.heads_major, s.seq_major, s.packed,
                 !s.packed && (!s.q_lens.empty() || !s.k_lens.empty()), s.outliers);
   return buf;
 }

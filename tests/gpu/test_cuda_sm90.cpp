@@ -240,6 +240,54 @@ TEST_CASE("cuda/sm90/out_strides: output heads not 16-byte aligned (the 4-byte s
   cuda_matches(f, sm90);
 }
 
+TEST_CASE("cuda/sm90/seq_major: q, k, v with the token dimension contiguous (B = 1 LayoutLeft)") {
+  // The _seq tiles read Q and K MN-major and V K-major (fwd_config.cuh). Shapes: a partial last
+  // query tile and key block (200 x 328), each head dim 64/128 configuration (causal up to 1024
+  // keys, 4104 keys: 192-key blocks with a narrow last block of 8), GQA, a window, softcap, B = 2
+  // (a batch stride). Token counts keep T * N and S * K multiples of 8 (TMA strides).
+  KATTN_REQUIRE_SM90();
+  for (DType t : {DType::bf16, DType::f16})
+    for (std::int64_t H : {64, 128}) {
+      Spec s = make(t, 1, 200, 328, 2, 1, H);
+      s.seq_major = true;
+      const auto r = cuda_matches(s, sm90);
+      CHECK(r.kernel.ends_with("_seq"));
+      cuda_matches(causal(s, Alignment::top_left), sm90);
+      cuda_matches(causal(s, Alignment::bottom_right), sm90);
+      Spec g = make(t, 2, 136, 1000, 4, 2, H);
+      g.seq_major = true;
+      g.opt.window_left = 100;
+      g.opt.window_right = 30;
+      cuda_matches(g, sm90);
+      Spec c = make(t, 1, 64, 1000, 2, 2, H);
+      c.seq_major = true;
+      c.opt.softcap = 5.0;
+      c.q_mult = 4.0;
+      cuda_matches(causal(c, Alignment::bottom_right), sm90);
+    }
+  for (DType t : {DType::bf16, DType::f16}) {
+    Spec l = make(t, 1, 136, 4104, 2, 1, 128);
+    l.seq_major = true;
+    const auto r = cuda_matches(l, sm90);
+    CHECK(r.kernel.find("h128_n192_tail64_seq") != std::string::npos);
+    cuda_matches(causal(l, Alignment::bottom_right), sm90);
+  }
+  // Refused with the reason (the front end then copies every tensor): head dim 256, a TMA
+  // stride that is not a multiple of 8 (T * N = 202), padded lengths.
+  Spec h256 = make(DType::bf16, 1, 200, 328, 2, 1, 256);
+  h256.seq_major = true;
+  CHECK(kattn::test::run_cuda_case(h256, sm90).reason.find("head dims 64 and 128") !=
+        std::string::npos);
+  Spec odd = make(DType::bf16, 1, 101, 328, 2, 1, 128);
+  odd.seq_major = true;
+  CHECK(!kattn::test::run_cuda_case(odd, sm90).supported);
+  Spec pad = make(DType::bf16, 2, 200, 328, 2, 1, 128);
+  pad.seq_major = true;
+  pad.k_lens = {328, 17};
+  CHECK(kattn::test::run_cuda_case(pad, sm90).reason.find("without padded or packed") !=
+        std::string::npos);
+}
+
 TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ragged problem") {
   // Small enough for compute-sanitizer memcheck: padded rows and keys (V padding zeroed in
   // shared memory), a partial key block, a causal band, softcap, and a packed batch whose last
@@ -253,6 +301,17 @@ TEST_CASE("cuda/sm90/sanitizer_smoke: every sm90 instantiation once on a tiny ra
   // causal mask (192-row tiles), head dim 128 with 4096 keys or more (192-key blocks), and its
   // narrow-tail variant (4096 keys: the last block of batch 0 holds 64).
   for (DType t : {DType::bf16, DType::f16}) {
+    // Sequence-major tiles (no padding there): 70 x 90 keys of head dim 64 (192 rows, and
+    // causal: the short-causal tile), head dim 128 below and from 4096 keys.
+    Spec q = make(t, 1, 72, 96, 2, 1, 64);
+    q.seq_major = true;
+    cuda_matches(q, sm90);
+    cuda_matches(causal(q, Alignment::bottom_right), sm90);
+    q.H = q.Hv = 128;
+    cuda_matches(q, sm90);
+    Spec ql = make(t, 1, 8, 4160, 1, 1, 128);
+    ql.seq_major = true;
+    cuda_matches(ql, sm90);
     Spec s = make(t, 2, 70, 90, 2, 1, 64);
     s.q_lens = {70, 33};
     s.k_lens = {90, 17};

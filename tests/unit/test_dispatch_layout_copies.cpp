@@ -20,6 +20,13 @@ void make_left(Tensor& t) {
     t.stride[std::size_t(d)] = s, s *= t.extent[std::size_t(d)];
 }
 
+// Row-major strides again.
+void make_right(Tensor& t) {
+  std::int64_t s = 1;
+  for (int d = t.rank - 1; d >= 0; --d)
+    t.stride[std::size_t(d)] = s, s *= t.extent[std::size_t(d)];
+}
+
 ExecContext cuda_context() {
   ExecContext x;
   x.device = Device::cuda;
@@ -121,6 +128,50 @@ TEST_CASE("layout copies: a forced backend runs on copies or throws; never anoth
   // A backend that reads the strides itself is not given copies.
   f.p.options.backend = Backend::portable;
   CHECK(!select(s.registry, f.p, cuda_context(), LayoutCopy::available).copies.any());
+}
+
+TEST_CASE("layout copies: the outputs alone when a backend reads the inputs as given") {
+  EnvGuard no_env("KOKKOSATTN_BACKEND", nullptr);
+  FakeSet s({Backend::cudnn, Backend::cuda, Backend::portable});
+  s.fake(Backend::cudnn).need_row_major();        // first in the order, needs all four copies
+  s.fake(Backend::cuda).need_row_major_outputs(); // reads LayoutLeft q, k, v (sm90 does)
+  ForwardFixture f(DType::bf16);
+  for (Tensor* t : {&f.p.q, &f.p.k, &f.p.v, &f.p.out})
+    make_left(*t);
+  const ExecContext x = cuda_context();
+  CHECK(copy_choices(copies_for(f.p), false).size() == 2);
+  CHECK(copy_choices(copies_for(f.p), false).front().names() == "out");
+  const Selection sel = select(s.registry, f.p, x, LayoutCopy::available);
+  CHECK(sel.impl->id() == Backend::cuda); // one copy beats cudnn's four
+  CHECK(sel.copies.names() == "out");
+  CHECK(has(sel.note, "layout copies read and write out once more"));
+  const auto verdicts = explain(s.registry, f.p, x, LayoutCopy::available);
+  const auto copies_of = [&](Backend b) {
+    for (const BackendVerdict& v : verdicts)
+      if (v.backend == b)
+        return v.copies.names();
+    return std::string("(no verdict)");
+  };
+  CHECK(copies_of(Backend::cudnn) == "q, k, v, out");
+  CHECK(copies_of(Backend::cuda) == "out");
+  // Forced: the same fewest copies; a backend needing all four still gets them.
+  f.p.options.backend = Backend::cuda;
+  CHECK(select(s.registry, f.p, x, LayoutCopy::available).copies.names() == "out");
+  f.p.options.backend = Backend::cudnn;
+  CHECK(select(s.registry, f.p, x, LayoutCopy::available).copies.names() == "q, k, v, out");
+  // Only inputs off row-major: no outputs-only choice, and this backend reads them as given.
+  make_right(f.p.out);
+  CHECK(copy_choices(copies_for(f.p), false).size() == 1);
+  f.p.options.backend = Backend::cuda;
+  CHECK(!select(s.registry, f.p, x, LayoutCopy::available).copies.any());
+  // Backward: the gradients alone.
+  BackwardFixture b;
+  for (Tensor* t : {&b.bp.forward.q, &b.bp.dout, &b.bp.dk})
+    make_left(*t);
+  const std::vector<LayoutCopies> bc = copy_choices(copies_for(b.bp), true);
+  REQUIRE(bc.size() == 2);
+  CHECK(bc[0].names() == "dk");
+  CHECK(bc[1].names() == "q, dout, dk");
 }
 
 TEST_CASE("layout copies: the backward copies its inputs and its gradients") {

@@ -183,6 +183,16 @@ TEST_CASE("kernel_contract/params_limits: the limits the kernel families share")
   q = p;
   q.N = q.K = 70000;
   CHECK(kattn::grid_limit(q).find("N <= 65535") != std::string::npos);
+  // Sequence-major q, k, v (row stride 1): the families other than sm90 refuse them, and the
+  // access limit checks the head-dim stride in the row stride's place.
+  CHECK(kattn::unit_dim_stride_limit(p).empty());
+  q = p;
+  q.k_row_stride = 1;
+  q.k_dim_stride = 64;
+  CHECK(kattn::unit_dim_stride_limit(q).find("k: expected head-dim stride 1, got 64") == 0);
+  CHECK(kattn::access_limit(q, 16, 8, "16-byte loads").empty());
+  q.k_dim_stride = 66;
+  CHECK(kattn::access_limit(q, 16, 8, "16-byte loads").find("got 66") != std::string::npos);
 }
 
 #if KOKKOSATTN_HAS_CUDA_KERNELS || KOKKOSATTN_HAS_HIP
@@ -223,6 +233,35 @@ TEST_CASE("kernel_contract/flash_params: one encoding for the cuda and hip kerne
   CHECK(f.seqlens_k == nullptr);
   CHECK(f.cu_seqlens_q == nullptr);
 
+  SUBCASE("sequence-major q, k, v pass with their head-dim strides; out must be row-major") {
+    kattn::test::Spec q = s;
+    q.q_lens.clear();
+    q.seq_major = true;
+    kattn::test::Attn b(q);
+    const kattn::FlashParamsResult m = params_of(b, b.forward_problem());
+    REQUIRE(m.ok());
+    CHECK(m.params.q_row_stride == 1);
+    CHECK(m.params.q_dim_stride == 30 * 4);
+    CHECK(m.params.k_dim_stride == 50 * 2);
+    CHECK(m.params.v_dim_stride == 50 * 2);
+    // B = 1 with Kokkos LayoutLeft's batch stride 1 (never used): passed on as 0.
+    kattn::test::Spec one = q;
+    one.B = 1;
+    kattn::test::Attn c(one);
+    REQUIRE(c.q.view.stride[0] == 1);
+    const kattn::FlashParamsResult m1 = params_of(c, c.forward_problem());
+    REQUIRE(m1.ok());
+    CHECK(m1.params.q_batch_stride == 0);
+    CHECK(m1.params.k_batch_stride == 0);
+    CHECK(kattn::access_limit(m1.params, 1, 2, "test").empty());
+    kattn::ForwardProblem left_out = b.forward_problem();
+    left_out.out = b.q.view; // sequence-major, same extents as out
+    CHECK(params_of(b, left_out).reason == "out: expected head-dim stride 1, got 120");
+    kattn::ForwardProblem strided = a.forward_problem();
+    strided.q.stride[3] = 2; // neither row-major nor sequence-major
+    CHECK(params_of(a, strided).reason ==
+          "q: expected head-dim stride 1, got 2 (or, sequence-major, row stride 1)");
+  }
   SUBCASE("a window reaching T + S keys cuts nothing: unbounded") {
     kattn::test::Spec w = s;
     w.opt.causal = false;

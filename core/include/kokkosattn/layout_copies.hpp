@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kokkosattn/problem.hpp"
 
@@ -45,6 +46,11 @@ Tensor* tensor_of(BackwardProblem& p, LayoutCopies::Role r);
 // Every main tensor that is not row-major (q, k, v, out, lse; a backward adds dout, dq, dk, dv).
 LayoutCopies copies_for(const ForwardProblem& p);
 LayoutCopies copies_for(const BackwardProblem& p);
+
+// The copy sets dispatch tries for the non-row-major tensors `all`, fewest first: the outputs
+// alone (a kernel may read the inputs as given, e.g. the sm90 family sequence-major q, k, v),
+// then all of them. Each copy costs a kernel and a pass over the tensor (docs/performance.md).
+std::vector<LayoutCopies> copy_choices(LayoutCopies all, bool backward);
 
 // The problem a backend sees when the tensors in `c` are row-major copies. Their data pointers
 // are null here (support checks read no data); the front end points them at its scratch.

@@ -73,6 +73,10 @@ public:
   const kattn::Dims& dims() const { return selection_.dims; }
   const ExecSpace& execution_space() const { return exec_; }
 
+  // The kernel the backend named for this problem (e.g. "sm90_fwd_bf16_h128_n192_tail64"),
+  // empty where a backend names none.
+  const std::string& kernel() const { return selection_.kernel; }
+
   // Tensors the plan runs through row-major copies (none when the Views suit the backend).
   const kattn::LayoutCopies& layout_copies() const { return selection_.copies; }
 

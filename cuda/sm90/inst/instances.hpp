@@ -13,10 +13,18 @@ void launch_bf16_h64_short_causal(const FlashFwdParams& p, CUstream_st* stream);
 void launch_bf16_h128_short(const FlashFwdParams& p, CUstream_st* stream);
 void launch_bf16_h128_long_tail(const FlashFwdParams& p, CUstream_st* stream);
 void launch_bf16_h256(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h64_seq(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h64_short_causal_seq(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h128_short_seq(const FlashFwdParams& p, CUstream_st* stream);
+void launch_bf16_h128_long_tail_seq(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h64(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h64_short_causal(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h128_short(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h128_long_tail(const FlashFwdParams& p, CUstream_st* stream);
 void launch_f16_h256(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h64_seq(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h64_short_causal_seq(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h128_short_seq(const FlashFwdParams& p, CUstream_st* stream);
+void launch_f16_h128_long_tail_seq(const FlashFwdParams& p, CUstream_st* stream);
 
 } // namespace kattn::cuda_kernels::sm90

@@ -2,22 +2,37 @@
 // (sm90_fwd.cu's run).
 #pragma once
 
+#include <stdexcept>
+
 #include "../tile_policy.hpp"
 #include "instances.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
 
-inline void launch_tile(TileChoice c, bool bf16, const FlashFwdParams& p, CUstream_st* stream) {
+inline void launch_tile(TileChoice c, bool bf16, bool seq_major, const FlashFwdParams& p,
+                        CUstream_st* stream) {
   switch (c) {
   case TileChoice::h64:
+    if (seq_major)
+      return bf16 ? launch_bf16_h64_seq(p, stream) : launch_f16_h64_seq(p, stream);
     return bf16 ? launch_bf16_h64(p, stream) : launch_f16_h64(p, stream);
   case TileChoice::h64_short_causal:
+    if (seq_major)
+      return bf16 ? launch_bf16_h64_short_causal_seq(p, stream)
+                  : launch_f16_h64_short_causal_seq(p, stream);
     return bf16 ? launch_bf16_h64_short_causal(p, stream) : launch_f16_h64_short_causal(p, stream);
   case TileChoice::h128_short:
+    if (seq_major)
+      return bf16 ? launch_bf16_h128_short_seq(p, stream) : launch_f16_h128_short_seq(p, stream);
     return bf16 ? launch_bf16_h128_short(p, stream) : launch_f16_h128_short(p, stream);
   case TileChoice::h128_long_tail:
+    if (seq_major)
+      return bf16 ? launch_bf16_h128_long_tail_seq(p, stream)
+                  : launch_f16_h128_long_tail_seq(p, stream);
     return bf16 ? launch_bf16_h128_long_tail(p, stream) : launch_f16_h128_long_tail(p, stream);
   case TileChoice::h256:
+    if (seq_major)
+      throw std::invalid_argument("sm90: no sequence-major h256 kernel");
     return bf16 ? launch_bf16_h256(p, stream) : launch_f16_h256(p, stream);
   }
 }

@@ -6,7 +6,9 @@
 // out [B, T, N, Hv], lse f32 [B, N, T]; packed varlen (cu_seqlens_q/k given): q [Tq_total, N, H],
 // k/v [Tk_total, K, H|Hv], out [Tq_total, N, Hv], lse [N, Tq_total] (the batch strides are then
 // 0 and the row index is the token index cu_seqlens[b] + i: seq_geometry.hpp relies on both).
-// Strides are in elements; the head-dim stride is 1 for every tensor.
+// Strides are in elements. The head-dim stride is 1 for out, and for q, k and v unless they are
+// sequence-major (row stride 1, the layout of a B = 1 Kokkos LayoutLeft View), which only the
+// sm90 family serves (unit_dim_stride_limit in params_limits.hpp refuses it for the others).
 #pragma once
 
 #include <cstdint>
@@ -24,11 +26,14 @@ struct FlashFwdParams {
   void* out = nullptr;
   float* lse = nullptr; // optional (nullptr = not wanted)
 
-  // Element strides: [batch, row (token), head]; head-dim stride is 1; batch 0 when packed.
+  // Element strides: [batch, row (token), head]; batch 0 when packed. out's head-dim stride is 1.
   std::int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
   std::int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
   std::int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
   std::int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
+  // Head-dim strides of q, k, v: 1, or (sequence-major, row stride 1) the stride between rows of
+  // the head dim.
+  std::int64_t q_dim_stride = 1, k_dim_stride = 1, v_dim_stride = 1;
   // lse element strides: [batch, head, row]; packed: batch stride 0, row = token index.
   std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 1;
 

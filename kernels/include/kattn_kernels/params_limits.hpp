@@ -37,10 +37,21 @@ inline std::string grid_limit(const FlashFwdParams& p) {
          " N=" + std::to_string(p.N);
 }
 
-// q, k, v and out aligned to `bytes`, their batch/row/head strides multiples of `elems`
-// elements (`why`: the access that needs it, e.g. "16-byte loads"). A null pointer passes: it is
-// a tensor not placed yet, as in the support query for row-major layout copies
-// (kokkosattn/layout_copies.hpp: the front end's scratch is 256-byte aligned); validation
+// q, k and v with head-dim stride 1 (not sequence-major: only sm90 reads that layout).
+inline std::string unit_dim_stride_limit(const FlashFwdParams& p) {
+  const std::pair<const char*, std::int64_t> dims[] = {
+      {"q", p.q_dim_stride}, {"k", p.k_dim_stride}, {"v", p.v_dim_stride}};
+  for (const auto& [name, s] : dims)
+    if (s != 1)
+      return std::string(name) + ": expected head-dim stride 1, got " + std::to_string(s) +
+             " (sequence-major q, k, v: the sm90 kernels only)";
+  return {};
+}
+
+// q, k, v and out aligned to `bytes`, their batch/row/head strides (sequence-major: batch/dim/
+// head) multiples of `elems` elements (`why`: the access that needs it, e.g. "16-byte loads"). A
+// null pointer passes: it is a tensor not placed yet, as in the support query for row-major layout
+// copies (kokkosattn/layout_copies.hpp: the front end's scratch is 256-byte aligned); validation
 // refuses null data for tensors with elements before any kernel runs.
 inline std::string access_limit(const FlashFwdParams& p, std::size_t bytes, std::int64_t elems,
                                 const char* why) {
@@ -50,10 +61,20 @@ inline std::string access_limit(const FlashFwdParams& p, std::size_t bytes, std:
     if (reinterpret_cast<std::uintptr_t>(ptr) % bytes != 0)
       return std::string(name) + ": expected a " + std::to_string(bytes) +
              "-byte aligned device pointer (" + why + ")";
-  const std::int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride,
-                                  p.k_batch_stride, p.k_row_stride, p.k_head_stride,
-                                  p.v_batch_stride, p.v_row_stride, p.v_head_stride,
-                                  p.o_batch_stride, p.o_row_stride, p.o_head_stride};
+  // Sequence-major q/k/v: the row is the contiguous dimension, the head-dim stride an outer one.
+  const auto outer = [](std::int64_t row, std::int64_t dim) { return dim == 1 ? row : dim; };
+  const std::int64_t strides[] = {p.q_batch_stride,
+                                  outer(p.q_row_stride, p.q_dim_stride),
+                                  p.q_head_stride,
+                                  p.k_batch_stride,
+                                  outer(p.k_row_stride, p.k_dim_stride),
+                                  p.k_head_stride,
+                                  p.v_batch_stride,
+                                  outer(p.v_row_stride, p.v_dim_stride),
+                                  p.v_head_stride,
+                                  p.o_batch_stride,
+                                  p.o_row_stride,
+                                  p.o_head_stride};
   for (std::int64_t s : strides)
     if (s % elems != 0)
       return "strides: expected q, k, v and out batch/row/head strides that are multiples of " +
