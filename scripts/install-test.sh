@@ -53,6 +53,14 @@ args=(-S "$repo/examples" -B "$tmp/build" -G Ninja
 # A library built with Kokkos Kernels: its package config finds it again (as a user's would).
 [[ -n $kk_dir && $kk_dir != *NOTFOUND ]] && args+=("-DKokkosKernels_DIR=$kk_dir")
 [[ -n $cuda_compiler && $cuda_compiler != *NOTFOUND ]] && args+=("-DCMAKE_CUDA_COMPILER=$cuda_compiler")
+# Built with the Fortran module: find_package(KokkosAttn COMPONENTS Fortran) must find it.
+fortran_compiler=$(sed -n 's/^CMAKE_Fortran_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+with_fortran=0
+if [[ -n $fortran_compiler && $fortran_compiler != *NOTFOUND ]] &&
+  grep -q '^KokkosAttn_ENABLE_FORTRAN:BOOL=ON' "$build/CMakeCache.txt"; then
+  with_fortran=1
+  args+=("-DCMAKE_Fortran_COMPILER=$fortran_compiler" -DKOKKOSATTN_EXAMPLES_REQUIRE_FORTRAN=ON)
+fi
 cmake "${args[@]}"
 grep -q '^KokkosAttn_DIR:PATH='"$tmp/prefix" "$tmp/build/CMakeCache.txt" || {
   log "FAILED: examples/ did not use the installed KokkosAttn (is find_package(KokkosAttn) in examples/CMakeLists.txt?)"
@@ -67,7 +75,7 @@ if [[ -n ${KOKKOSATTN_INSTALL_TEST_KEEP:-} ]]; then
   keep=$KOKKOSATTN_INSTALL_TEST_KEEP
   mkdir -p "$keep"
   cp -a "$tmp/prefix/lib"*/libkokkosattn* "$keep/" 2>/dev/null || true
-  for exe in minimal_sdpa readme_example codelab_demo attention_c; do
+  for exe in minimal_sdpa readme_example codelab_demo attention_c surrogate_layer; do
     [[ -x $tmp/build/$exe ]] && cp "$tmp/build/$exe" "$keep/installed-$exe"
   done
   log "kept the installed library and examples in $keep"
@@ -83,6 +91,16 @@ if [[ -x $tmp/build/attention_c ]]; then
 else
   log "FAILED: attention_c (the C API's example) was not built"
   exit 1
+fi
+# The Fortran module's example, against the installed module and KokkosAttn::kokkosattn_fortran.
+if ((with_fortran)); then
+  if [[ -x $tmp/build/surrogate_layer ]]; then
+    log "running surrogate_layer"
+    "$tmp/build/surrogate_layer"
+  else
+    log "FAILED: surrogate_layer (the Fortran module's example) was not built"
+    exit 1
+  fi
 fi
 demo_args=${KOKKOSATTN_DEMO_ARGS:---quick --out $tmp/demo-report}
 log "running $(basename "$demo") $demo_args"
