@@ -71,6 +71,23 @@ DType dtype_of(const BackwardProblem& p) {
 template <class Problem>
 constexpr bool kBackward = std::is_same_v<Problem, BackwardProblem>;
 
+// The fewest copies of the non-row-major tensors `layout` (copy_choices) with which `impl`
+// serves the problem: its Support, with those copies in `chosen`; when none serves, the refusal
+// of the last choice (every tensor copied).
+template <class Problem>
+Support ask_with_copies(const BackendImpl& impl, const Problem& p, LayoutCopies layout,
+                        const Dims& d, const ExecContext& x, LayoutCopies& chosen) {
+  Support s;
+  for (LayoutCopies c : copy_choices(layout, kBackward<Problem>)) {
+    s = ask(impl, with_copies(p, c), d, x);
+    if (s.ok) {
+      chosen = c;
+      return s;
+    }
+  }
+  return s;
+}
+
 bool copies_allowed(const Options& o, LayoutCopy c) {
   return c == LayoutCopy::available && o.allow_layout_copies;
 }
@@ -217,18 +234,15 @@ Selection select_impl(const Registry& r, const Problem& p, const ExecContext& x,
   if (!sup.ok) {
     std::string why = sup.reason;
     if (layout.any()) {
-      Support copied;
-      for (LayoutCopies c : copy_choices(layout, kBackward<Problem>)) {
-        copied = ask(*impl, with_copies(p, c), s.dims, x);
-        if (copied.ok) {
-          s.impl = impl;
-          s.kernel = copied.kernel;
-          s.copies = c;
-          s.note = copies_note(c);
-          return s;
-        }
+      LayoutCopies c;
+      const Support copied = ask_with_copies(*impl, p, layout, s.dims, x, c);
+      if (copied.ok) {
+        s.impl = impl;
+        s.kernel = copied.kernel;
+        s.copies = c;
+        s.note = copies_note(c);
+        return s;
       }
-      // The last choice copies every non-row-major tensor: its reason is the one to report.
       if (copied.reason != sup.reason)
         why += "; with row-major copies of " + layout.names() + ": " + copied.reason;
     }
@@ -260,13 +274,12 @@ std::vector<BackendVerdict> explain_impl(const Registry& r, const Problem& p, co
       verdict.reason = sup.reason;
       verdict.kernel = sup.kernel;
       if (!sup.ok && layout.any()) {
-        for (LayoutCopies c : copy_choices(layout, kBackward<Problem>))
-          if (const Support copied = ask(*impl, with_copies(p, c), d, x); copied.ok) {
-            verdict.supported = true;
-            verdict.copies = c;
-            verdict.kernel = copied.kernel;
-            break;
-          }
+        LayoutCopies c;
+        if (const Support copied = ask_with_copies(*impl, p, layout, d, x, c); copied.ok) {
+          verdict.supported = true;
+          verdict.copies = c;
+          verdict.kernel = copied.kernel;
+        }
       }
     }
     v.push_back(std::move(verdict));

@@ -151,21 +151,20 @@ std::string unsupported_reason(const FlashFwdParams& p) {
       return why;
     }
   }
-  const bool seq = seq_major(p);
-  if (seq)
+  if (seq_major(p))
     if (std::string why = seq_major_limit(p); !why.empty())
       return why;
   const bool packed = p.cu_seqlens_q != nullptr;
   const std::int64_t nb = packed ? 1 : p.B;
   // The tensor maps' outer strides: row, head, batch (sequence-major: head dim, head, batch).
-  const auto outer = [seq](std::int64_t row, std::int64_t dim) { return seq ? dim : row; };
-  const bool strides_ok =
-      stride_ok(outer(p.q_row_stride, p.q_dim_stride), 2) && stride_ok(p.q_head_stride, p.N) &&
-      stride_ok(p.q_batch_stride, nb) && stride_ok(outer(p.k_row_stride, p.k_dim_stride), 2) &&
-      stride_ok(p.k_head_stride, p.K) && stride_ok(p.k_batch_stride, nb) &&
-      stride_ok(outer(p.v_row_stride, p.v_dim_stride), 2) && stride_ok(p.v_head_stride, p.K) &&
-      stride_ok(p.v_batch_stride, nb) && p.o_row_stride % 2 == 0 && p.o_head_stride % 2 == 0 &&
-      p.o_batch_stride % 2 == 0;
+  const bool strides_ok = stride_ok(outer_stride(p.q_row_stride, p.q_dim_stride), 2) &&
+                          stride_ok(p.q_head_stride, p.N) && stride_ok(p.q_batch_stride, nb) &&
+                          stride_ok(outer_stride(p.k_row_stride, p.k_dim_stride), 2) &&
+                          stride_ok(p.k_head_stride, p.K) && stride_ok(p.k_batch_stride, nb) &&
+                          stride_ok(outer_stride(p.v_row_stride, p.v_dim_stride), 2) &&
+                          stride_ok(p.v_head_stride, p.K) && stride_ok(p.v_batch_stride, nb) &&
+                          p.o_row_stride % 2 == 0 && p.o_head_stride % 2 == 0 &&
+                          p.o_batch_stride % 2 == 0;
   if (!strides_ok) {
     return "sm90 kernels (TMA) need q/k/v strides that are positive multiples of 8 elements";
   }

@@ -37,6 +37,12 @@ inline std::string grid_limit(const FlashFwdParams& p) {
          " N=" + std::to_string(p.N);
 }
 
+// The stride between the rows a kernel walks over a tensor's contiguous dimension: the row
+// (token) stride, or for a sequence-major tensor (head-dim stride != 1) the head-dim stride.
+inline std::int64_t outer_stride(std::int64_t row_stride, std::int64_t dim_stride) {
+  return dim_stride == 1 ? row_stride : dim_stride;
+}
+
 // q, k and v with head-dim stride 1 (not sequence-major: only sm90 reads that layout).
 inline std::string unit_dim_stride_limit(const FlashFwdParams& p) {
   const std::pair<const char*, std::int64_t> dims[] = {
@@ -61,16 +67,14 @@ inline std::string access_limit(const FlashFwdParams& p, std::size_t bytes, std:
     if (reinterpret_cast<std::uintptr_t>(ptr) % bytes != 0)
       return std::string(name) + ": expected a " + std::to_string(bytes) +
              "-byte aligned device pointer (" + why + ")";
-  // Sequence-major q/k/v: the row is the contiguous dimension, the head-dim stride an outer one.
-  const auto outer = [](std::int64_t row, std::int64_t dim) { return dim == 1 ? row : dim; };
   const std::int64_t strides[] = {p.q_batch_stride,
-                                  outer(p.q_row_stride, p.q_dim_stride),
+                                  outer_stride(p.q_row_stride, p.q_dim_stride),
                                   p.q_head_stride,
                                   p.k_batch_stride,
-                                  outer(p.k_row_stride, p.k_dim_stride),
+                                  outer_stride(p.k_row_stride, p.k_dim_stride),
                                   p.k_head_stride,
                                   p.v_batch_stride,
-                                  outer(p.v_row_stride, p.v_dim_stride),
+                                  outer_stride(p.v_row_stride, p.v_dim_stride),
                                   p.v_head_stride,
                                   p.o_batch_stride,
                                   p.o_row_stride,
