@@ -3,6 +3,7 @@
 parallel and a change to one configuration rebuilds one file:
 
   cuda/sm80/inst/fwd_<dtype>_h<hd>.cu        one per dtype x head dim
+  cuda/sm80/inst/bwd_<dtype>_h<hd>.cu        the backward, one per dtype x BWD_HEAD_DIMS
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>.cu  one per dtype x tile configuration (TILES)
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>_seq.cu  sequence-major q/k/v (SEQ_MAJOR_TILES)
   cuda/sm90/inst/instances.hpp               their launchers' declarations
@@ -18,6 +19,7 @@ import textwrap
 
 DTYPES = {"bf16": "__nv_bfloat16", "f16": "__half"}
 HEAD_DIMS = (64, 128, 256)
+BWD_HEAD_DIMS = (64, 128)  # sm80/bwd_config.cuh
 # TileChoice value -> what it serves (for the file's first line).
 TILES = {
     "h64": "head dim 64",
@@ -46,6 +48,11 @@ def write_sm80():
                 f"// {GENERATED}: sm80 forward, {name}, head dim {hd}.\n"
                 f'#include "sm80/launch.cuh"\n\n'
                 f"KATTN_SM80_INSTANTIATE({elem}, {hd})\n")
+        for hd in BWD_HEAD_DIMS:
+            (out / f"bwd_{name}_h{hd}.cu").write_text(
+                f"// {GENERATED}: sm80 backward, {name}, head dim {hd}.\n"
+                f'#include "sm80/bwd_launch.cuh"\n\n'
+                f"KATTN_SM80_INSTANTIATE_BWD({elem}, {hd})\n")
 
 
 def check_tile_choices():

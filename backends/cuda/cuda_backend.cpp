@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpu_common/flash_params.hpp"
+#include "kattn_cuda/flash_bwd.hpp"
 #include "kattn_cuda/flash_fwd.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
@@ -24,11 +25,21 @@ FlashParamsResult params_of(const ForwardProblem& p, const Dims& d, const ExecCo
   return make_flash_params(p, d, MemorySpace::cuda_device, "in the cuda backend");
 }
 
+FlashBwdParamsResult params_of(const BackwardProblem& p, const Dims& d, const ExecContext& x) {
+  if (x.device != Device::cuda) {
+    FlashBwdParamsResult r;
+    r.reason = "needs a CUDA execution context (ExecContext::device == cuda)";
+    return r;
+  }
+  return make_flash_bwd_params(p, d, MemorySpace::cuda_device, "in the cuda backend");
+}
+
 class CudaBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::cuda; }
   std::string description() const override {
-    return "hand-written flash-attention forward: " + cuda_kernels::built_families();
+    return "hand-written flash attention: forward " + cuda_kernels::built_families() +
+           "; backward sm80 (mma.sync) family";
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
@@ -40,8 +51,14 @@ public:
       return Support::no(c.reason);
     return Support::yes(c.name);
   }
-  Support supports(const BackwardProblem&, const Dims&, const ExecContext&) const override {
-    return Support::no("backward not implemented in the cuda backend (forward only)");
+  Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    const FlashBwdParamsResult made = params_of(p, d, x);
+    if (!made.ok())
+      return Support::no(made.reason);
+    const cuda_kernels::KernelChoice c = cuda_kernels::choose_bwd_kernel(made.params);
+    if (c.family == cuda_kernels::KernelFamily::none)
+      return Support::no(c.reason);
+    return Support::yes(c.name);
   }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
     const FlashParamsResult made = params_of(p, d, x);
@@ -49,8 +66,11 @@ public:
       throw Unsupported("cuda: " + made.reason);
     cuda_kernels::flash_fwd(made.params, static_cast<CUstream_st*>(x.stream));
   }
-  void backward(const BackwardProblem&, const Dims&, const ExecContext&) const override {
-    throw Unsupported("backward not implemented in the cuda backend (forward only)");
+  void backward(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    const FlashBwdParamsResult made = params_of(p, d, x);
+    if (!made.ok())
+      throw Unsupported("cuda: " + made.reason);
+    cuda_kernels::flash_bwd(made.params, static_cast<CUstream_st*>(x.stream));
   }
 };
 

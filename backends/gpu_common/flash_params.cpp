@@ -148,4 +148,54 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   return r;
 }
 
+FlashBwdParamsResult make_flash_bwd_params(const BackwardProblem& p, const Dims& d,
+                                           MemorySpace memory, std::string_view who) {
+  FlashBwdParamsResult r;
+  FlashParamsResult fwd = make_flash_params(p.forward, d, memory, who);
+  if (!fwd.ok()) {
+    r.reason = std::move(fwd.reason);
+    return r;
+  }
+  if (!p.forward.extras.lse.defined()) {
+    r.reason = "extras.lse: expected the forward's LSE (the backward recomputes P from it)";
+    return r;
+  }
+  if (p.dbias.defined()) {
+    r.reason = "dbias not implemented " + str(who);
+    return r;
+  }
+  const std::pair<const char*, const Tensor*> grads[] = {
+      {"dout", &p.dout}, {"dq", &p.dq}, {"dk", &p.dk}, {"dv", &p.dv}};
+  for (const auto& [name, t] : grads) {
+    if (t->space != memory) {
+      r.reason = std::string(name) + ": expected " + str(to_string(memory)) + " memory, got " +
+                 str(to_string(t->space));
+      return r;
+    }
+    if (t->dtype != p.forward.q.dtype) {
+      r.reason = std::string(name) + ": expected the dtype of q (" +
+                 str(to_string(p.forward.q.dtype)) + "), got " + str(to_string(t->dtype));
+      return r;
+    }
+    const std::int64_t dim_stride = t->stride[static_cast<std::size_t>(t->rank - 1)];
+    if (dim_stride != 1) {
+      r.reason =
+          std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride);
+      return r;
+    }
+  }
+  FlashBwdParams& b = r.params;
+  b.fwd = fwd.params;
+  b.dout = p.dout.data;
+  b.dq = p.dq.data;
+  b.dk = p.dk.data;
+  b.dv = p.dv.data;
+  strides_of(p.dout, d.packed, b.do_batch_stride, b.do_row_stride, b.do_head_stride);
+  strides_of(p.dq, d.packed, b.dq_batch_stride, b.dq_row_stride, b.dq_head_stride);
+  strides_of(p.dk, d.packed, b.dk_batch_stride, b.dk_row_stride, b.dk_head_stride);
+  strides_of(p.dv, d.packed, b.dv_batch_stride, b.dv_row_stride, b.dv_head_stride);
+  b.deterministic = p.forward.options.deterministic;
+  return r;
+}
+
 } // namespace kattn

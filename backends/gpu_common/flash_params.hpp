@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "kattn_kernels/flash_bwd_params.hpp"
 #include "kattn_kernels/flash_params.hpp"
 #include "kokkosattn/problem.hpp"
 #include "kokkosattn/tensor.hpp"
@@ -26,5 +27,17 @@ struct FlashParamsResult {
 // (Validation encodes windows that cut nothing, >= T + S, as unbounded.)
 FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, MemorySpace memory,
                                     std::string_view who);
+
+struct FlashBwdParamsResult {
+  FlashBwdParams params;
+  std::string reason; // empty: params are filled
+  bool ok() const { return reason.empty(); }
+};
+
+// The backward's params: make_flash_params of p.forward, and dout, dq, dk, dv in `memory` with
+// q's dtype and head-dim stride 1. Refused besides: no LSE from the forward (extras.lse), dbias.
+// The workspaces are left to the launcher.
+FlashBwdParamsResult make_flash_bwd_params(const BackwardProblem& p, const Dims& d,
+                                           MemorySpace memory, std::string_view who);
 
 } // namespace kattn

@@ -11,7 +11,8 @@
 // backends of a shape round robin, one call each per repetition), inputs
 // rotating through enough device copies to exceed 3x the L2 (see gpu_sets.hpp). TFLOP/s counts
 // 4 B N T S H (halved for causal, x3.5 for forward+backward). A backend that is not built, or
-// refuses a shape, gives a row with "error" set instead of a time.
+// refuses a shape, gives a row with "error" set instead of a time. --deterministic sets
+// options.deterministic on every problem (rows name the impl "<impl>-det").
 #include <cuda_runtime_api.h>
 
 #include <Kokkos_Core.hpp>
@@ -47,6 +48,7 @@ struct Args {
   int warmup = 5, repeats = 30, overhead_calls = 2000;
   std::vector<std::int64_t> ts{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<std::int64_t> hs{64, 128, 256};
+  bool deterministic = false; // every problem with options.deterministic (impl "<name>-det")
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -89,10 +91,12 @@ Args parse(int argc, char** argv) {
       a.hs.clear();
       for (const std::string& h : split(val()))
         a.hs.push_back(std::stoll(h));
+    } else if (k == "--deterministic") {
+      a.deterministic = true;
     } else if (k == "--help" || k == "-h") {
       std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,overhead] [--out "
                    "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
-                   "512,1024,...] [--h 64,128,256]\n";
+                   "512,1024,...] [--h 64,128,256] [--deterministic]\n";
       std::exit(0);
     } else {
       throw std::runtime_error("unknown argument " + k);
@@ -142,7 +146,7 @@ struct Row {
 Row make_row(const std::string& exp, const std::string& impl, bool backward, const Shape& s) {
   Row r;
   r.exp = exp;
-  r.impl = impl;
+  r.impl = s.deterministic ? impl + "-det" : impl;
   r.pass = backward ? "fwd+bwd" : "fwd";
   r.s = s;
   return r;
@@ -358,10 +362,11 @@ int main(int argc, char** argv) {
     for (std::int64_t H : a.hs)
       for (std::int64_t T : a.ts)
         for (bool causal : {false, true})
-          shapes.push_back({"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal}});
+          shapes.push_back(
+              {"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal, a.deterministic}});
   if (has(a.exps, "codelab"))
     for (bool causal : {false, true})
-      shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal}});
+      shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal, a.deterministic}});
   for (const auto& [exp, s] : shapes)
     for (bool bwd : {false, true}) {
       std::vector<std::pair<std::string, kattn::Backend>> built;

@@ -59,6 +59,7 @@ kattn::ForwardProblem TensorSet::forward(const Shape& s, bool with_lse) const {
     p.extras.lse = kattn::Tensor::contiguous(lse->get(), kattn::DType::f32, {s.B, s.N, s.T},
                                              kattn::MemorySpace::cuda_device);
   p.options.causal = s.causal;
+  p.options.deterministic = s.deterministic;
   return p;
 }
 

@@ -14,6 +14,7 @@ namespace kattn_bench {
 struct Shape {
   std::int64_t B, T, S, N, K, H;
   bool causal;
+  bool deterministic = false; // options.deterministic (the backward's fixed reduction order)
 };
 
 // One cudaMalloc'ed buffer (freed on destruction); every CUDA error throws.

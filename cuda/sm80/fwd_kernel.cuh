@@ -23,13 +23,6 @@
 
 namespace kattn::cuda_kernels::sm80 {
 
-// tanh(x) = 1 - 2 / (e^(2x) + 1): one MUFU exp and a fast divide; absolute error ~1e-7 (what
-// the softmax sees), unlike tanh.approx's 2^-11 relative error. The clamp keeps e^(2x) finite.
-__device__ __forceinline__ float fast_tanh(float x) {
-  const float e2x = fast_exp2(fminf(x * 2.885390081777927f, 64.f));
-  return 1.f - __fdividef(2.f, e2x + 1.f);
-}
-
 // Softcap (c * tanh(s * scale / c)) and mask (-inf) on this warp's score tile. Per row, the
 // visible columns of the tile form one interval [lo, hi] (relative to this lane's first
 // column), so each element costs two compares against compile-time column offsets.

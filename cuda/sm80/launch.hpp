@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kattn_kernels/flash_bwd_params.hpp"
 #include "kattn_kernels/flash_params.hpp"
 
 namespace kattn::cuda_kernels::sm80 {
@@ -11,6 +12,10 @@ namespace kattn::cuda_kernels::sm80 {
 // Defined in launch.cuh; explicitly instantiated once per inst/fwd_<dtype>_h<HD>.cu.
 template <class Elem, int HD>
 void launch(const FlashFwdParams& p, cudaStream_t stream);
+
+// Defined in bwd_launch.cuh; explicitly instantiated once per inst/bwd_<dtype>_h<HD>.cu.
+template <class Elem, int HD>
+void launch_bwd(const FlashBwdParams& p, cudaStream_t stream);
 
 // Shared memory (bytes) the kernel for head dim hd needs; 0 for a head dim not instantiated.
 int smem_bytes(int hd);

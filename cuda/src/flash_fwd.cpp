@@ -4,12 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
+#include "device_cc.hpp"
 #include "sm80/sm80_fwd.hpp"
 #ifdef KATTN_HAVE_SM90
 #include "sm90/sm90_fwd.hpp"
@@ -17,27 +15,6 @@
 
 namespace kattn::cuda_kernels {
 namespace {
-
-// Compute capability (major * 10 + minor) of the current device; sets `why` on failure.
-int current_cc(std::string& why) {
-  static std::mutex m;
-  static std::unordered_map<int, int> cache;
-  int dev = 0;
-  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) {
-    why = std::string("no usable CUDA device (cudaGetDevice: ") + cudaGetErrorName(e) + ")";
-    return 0;
-  }
-  const std::lock_guard<std::mutex> lock(m);
-  if (auto it = cache.find(dev); it != cache.end())
-    return it->second;
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    why = "cannot read the compute capability of device " + std::to_string(dev);
-    return 0;
-  }
-  return cache[dev] = major * 10 + minor;
-}
 
 std::string sm90_reason(const FlashFwdParams& p, int cc) {
 #ifdef KATTN_HAVE_SM90
@@ -60,12 +37,6 @@ std::string sm80_reason(const FlashFwdParams& p, int cc) {
   return sm80::unsupported_reason(p);
 }
 
-KernelChoice none(std::string why) {
-  KernelChoice c;
-  c.reason = std::move(why);
-  return c;
-}
-
 KernelChoice pick(KernelFamily f, const FlashFwdParams& p) {
   KernelChoice c;
   c.family = f;
@@ -80,29 +51,26 @@ KernelChoice pick(KernelFamily f, const FlashFwdParams& p) {
 } // namespace
 
 KernelChoice choose_kernel(const FlashFwdParams& p) {
-  std::string why;
-  const int cc = current_cc(why);
-  if (cc == 0)
-    return none(why);
-  const char* env = std::getenv("KOKKOSATTN_CUDA_KERNEL");
-  const std::string forced = env ? env : "";
-  if (!forced.empty() && forced != "sm80" && forced != "sm90")
-    return none("KOKKOSATTN_CUDA_KERNEL=" + forced + ": expected sm80 or sm90");
+  const DeviceAndForce d = device_and_force();
+  if (!d.why.empty())
+    return no_kernel(d.why);
+  const int cc = d.cc;
+  const std::string& forced = d.forced;
   if (forced != "sm80") {
     const std::string r90 = sm90_reason(p, cc);
     if (r90.empty())
       return pick(KernelFamily::sm90, p);
     if (forced == "sm90")
-      return none("sm90 (forced by KOKKOSATTN_CUDA_KERNEL): " + r90);
+      return no_kernel("sm90 (forced by KOKKOSATTN_CUDA_KERNEL): " + r90);
     const std::string r80 = sm80_reason(p, cc);
     if (r80.empty())
       return pick(KernelFamily::sm80, p);
-    return none("sm90: " + r90 + "; sm80: " + r80);
+    return no_kernel("sm90: " + r90 + "; sm80: " + r80);
   }
   const std::string r80 = sm80_reason(p, cc);
   if (r80.empty())
     return pick(KernelFamily::sm80, p);
-  return none("sm80 (forced by KOKKOSATTN_CUDA_KERNEL): " + r80);
+  return no_kernel("sm80 (forced by KOKKOSATTN_CUDA_KERNEL): " + r80);
 }
 
 std::string built_families() {

@@ -5,7 +5,7 @@
 // the element type, checked against the f64 reference on the same rounded values.
 //
 // Tolerances (BRIEF.md's rule, max|out - ref| <= 2 * max|same_precision - ref| + atol, as in
-// tests/gpu/test_cuda_case.hpp and cudnn_backward_case.hpp, which argue them):
+// tests/gpu/test_cuda_case.hpp and backward_case.hpp, which argue them):
 // * forward: 2 * max|round(ref) - ref| + 2u * max|v| + 1e-5 for f32 (fp32 accumulation over
 //   S <= 256 keys of unit-variance terms: a few 1e-6) or 1e-12 for f64;
 // * backward: 2 * max|round(ref) - ref| + 4u * max|grad| + 1e-5 (1e-10 for f64).

@@ -1,5 +1,5 @@
 // ALiBi and the bias gradient in the cudnn backend against the f64 reference (tolerances:
-// cudnn_case.hpp, cudnn_backward_case.hpp). cuDNN's ALiBi adds slope_n * (j - i) with its own
+// cudnn_case.hpp, backward_case.hpp). cuDNN's ALiBi adds slope_n * (j - i) with its own
 // fixed slopes 2^(-8(n+1)/N) (the ALiBi paper's; cudnn-frontend get_alibi_slope): that is our
 // -slope_n * |i + d - j| exactly for causal top-left masks (j <= i, d = 0) when the caller's
 // slopes are those, which is all the backend serves; everything else is refused with a reason.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/cudnn_backward_case.hpp"
+#include "gpu/backward_case.hpp"
 
 namespace {
 
@@ -121,7 +121,7 @@ TEST_CASE("cudnn/dbias: other bias shapes are served or refused by cuDNN, never 
     s.bias = true;
     s.bias_bcast_n = shape == 1; // [B, N, T, S] then [B, 1, T, S]
     s.seed = 37;
-    const auto r = kattn::test::run_cudnn_backward_case(s, 1, true);
+    const auto r = kattn::test::run_backward_case(kattn::Backend::cudnn, s, 1, true);
     MESSAGE("dbias shape " << (shape == 0 ? "[B,N,T,S]" : "[B,1,T,S]") << ": "
                            << (r.supported ? "served" : "refused: " + r.reason));
     if (!r.supported) {

@@ -1,8 +1,8 @@
 // The cudnn backend's backward on a real GPU against the f64 reference gradients
-// (tolerances: cudnn_backward_case.hpp).
+// (tolerances: backward_case.hpp).
 #include <doctest/doctest.h>
 
-#include "gpu/cudnn_backward_case.hpp"
+#include "gpu/backward_case.hpp"
 
 namespace {
 
@@ -49,7 +49,7 @@ TEST_CASE("cudnn/backward: causal both alignments, windows, GQA/MQA, bias") {
 TEST_CASE("cudnn/backward: bitwise repeatable in deterministic mode") {
   Spec s = bwd(DType::bf16, 2, 256, 256, 4, 2, 64);
   s.opt.deterministic = true;
-  const auto r = kattn::test::run_cudnn_backward_case(s, 3);
+  const auto r = kattn::test::run_backward_case(kattn::Backend::cudnn, s, 3);
   REQUIRE(r.supported);
   for (int i = 0; i < 3; ++i) {
     CHECK_FALSE(r.bits[i].empty()); // emptied when a repeat differed

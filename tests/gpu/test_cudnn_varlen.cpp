@@ -1,5 +1,5 @@
 // Padded batches (seqlens_q/k) and packed varlen (cu_seqlens) in the cudnn backend against the
-// f64 reference (tolerances: cudnn_case.hpp, cudnn_backward_case.hpp). Besides the tolerance,
+// f64 reference (tolerances: cudnn_case.hpp, backward_case.hpp). Besides the tolerance,
 // every value the reference makes exactly 0 (rows past q_len, rows without visible keys,
 // gradients of padding) must be exactly 0, and their LSE exactly -inf: cuDNN leaves those rows
 // undefined and the backend's fix-up kernels (cudnn_varlen.hpp) write them.
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "gpu/cudnn_backward_case.hpp"
+#include "gpu/backward_case.hpp"
 
 namespace {
 

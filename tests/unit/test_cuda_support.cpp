@@ -53,7 +53,7 @@ TEST_CASE("cuda/support: refusals named before the kernels are asked (runs witho
     MESSAGE("cuda backend not built (KokkosAttn_ENABLE_CUDA=OFF): nothing to check");
     return;
   }
-  CHECK(cuda_backend()->description().find("flash-attention forward") != std::string::npos);
+  CHECK(cuda_backend()->description().find("hand-written flash attention") != std::string::npos);
   const Spec s = bf16_spec();
   CHECK(has(reason(s, kattn::Device::cpu), "CUDA execution context"));
   {
@@ -91,12 +91,29 @@ TEST_CASE("cuda/support: refusals named before the kernels are asked (runs witho
     CHECK(has(r.reason, "q: expected head-dim stride 1, got 2"));
   }
   {
-    Attn a(s);
-    kattn::BackwardProblem b = a.backward_problem(false);
-    kattn::ExecContext x;
-    x.device = kattn::Device::cuda;
-    const kattn::Support r = cuda_backend()->supports(b, a.dims, x);
-    CHECK_FALSE(r.ok);
-    CHECK(has(r.reason, "not implemented in the cuda backend (forward only)"));
+    // The backward's own refusals, each before any kernel is asked.
+    Spec lse = s;
+    lse.lse = true;
+    Attn a(lse);
+    auto bwd_reason = [&](auto&& change) {
+      kattn::BackwardProblem b = a.backward_problem(false);
+      b.forward = on_device(a);
+      for (kattn::Tensor* t : {&b.dout, &b.dq, &b.dk, &b.dv})
+        t->space = kattn::MemorySpace::cuda_device;
+      change(b);
+      kattn::ExecContext x;
+      x.device = kattn::Device::cuda;
+      const kattn::Support r = cuda_backend()->supports(b, a.dims, x);
+      CHECK_FALSE(r.ok);
+      return r.reason;
+    };
+    CHECK(has(bwd_reason([](kattn::BackwardProblem& b) { b.forward.extras.lse = {}; }),
+              "extras.lse: expected the forward's LSE"));
+    CHECK(has(bwd_reason([](kattn::BackwardProblem& b) { b.dq.space = kattn::MemorySpace::host; }),
+              "dq: expected cuda_device memory, got host"));
+    CHECK(has(bwd_reason([](kattn::BackwardProblem& b) { b.dk.dtype = kattn::DType::f16; }),
+              "dk: expected the dtype of q (bf16), got f16"));
+    CHECK(has(bwd_reason([](kattn::BackwardProblem& b) { b.dv.stride[3] = 2; }),
+              "dv: expected head-dim stride 1, got 2"));
   }
 }

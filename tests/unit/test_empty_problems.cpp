@@ -199,7 +199,7 @@ TEST_CASE("semantics/empty: the GPU kernel backends refuse no keys and no querie
     const Dims d = validate(p);
     for (Backend b : {Backend::cuda, Backend::cudnn}) {
       const BackendImpl* impl = default_registry().find(b);
-      if (impl == nullptr || (T == 0 && b == Backend::cuda)) // (cuda: forward only)
+      if (impl == nullptr)
         continue;
       const Support s = T == 0 ? impl->supports(p, d, x) : impl->supports(f, d, x);
       INFO(to_string(b) << " T=" << T << " S=" << S << ": " << s.reason);

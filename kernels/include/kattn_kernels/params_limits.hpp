@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "kattn_kernels/flash_bwd_params.hpp"
 #include "kattn_kernels/flash_params.hpp"
 
 namespace kattn {
@@ -82,6 +83,29 @@ inline std::string access_limit(const FlashFwdParams& p, std::size_t bytes, std:
   for (std::int64_t s : strides)
     if (s % elems != 0)
       return "strides: expected q, k, v and out batch/row/head strides that are multiples of " +
+             std::to_string(elems) + " elements (" + why + "), got " + std::to_string(s);
+  return {};
+}
+
+// The backward's own tensors (dout, dq, dk, dv) under the rule of access_limit, and the
+// forward's LSE, which the backward kernels read.
+inline std::string bwd_access_limit(const FlashBwdParams& p, std::size_t bytes, std::int64_t elems,
+                                    const char* why) {
+  if (p.fwd.lse == nullptr)
+    return "extras.lse: expected the forward's LSE (the backward kernels recompute P from it)";
+  const std::pair<const char*, const void*> ptrs[] = {
+      {"dout", p.dout}, {"dq", p.dq}, {"dk", p.dk}, {"dv", p.dv}};
+  for (const auto& [name, ptr] : ptrs)
+    if (reinterpret_cast<std::uintptr_t>(ptr) % bytes != 0)
+      return std::string(name) + ": expected a " + std::to_string(bytes) +
+             "-byte aligned device pointer (" + why + ")";
+  const std::int64_t strides[] = {p.do_batch_stride, p.do_row_stride, p.do_head_stride,
+                                  p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride,
+                                  p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride,
+                                  p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride};
+  for (std::int64_t s : strides)
+    if (s % elems != 0)
+      return "strides: expected dout, dq, dk and dv batch/row/head strides that are multiples of " +
              std::to_string(elems) + " elements (" + why + "), got " + std::to_string(s);
   return {};
 }

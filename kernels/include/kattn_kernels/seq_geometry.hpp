@@ -63,9 +63,17 @@ KATTN_INLINE int rows_written(const FlashFwdParams& p, const SeqSpan<int>& s) {
   return p.cu_seqlens_q != nullptr ? s.q_len : p.T;
 }
 
+// Element offset of row 0 of sequence `s` (batch entry b), head `head`, in a tensor of these
+// strides: packed rows start at the sequence's first token (`tok0`), batched ones at batch b.
+KATTN_INLINE std::int64_t row0_offset(bool packed, int tok0, int b, int head,
+                                      std::int64_t batch_stride, std::int64_t row_stride,
+                                      std::int64_t head_stride) {
+  return (packed ? tok0 * row_stride : b * batch_stride) + head * head_stride;
+}
+
 // Element offsets of row 0 of sequence b, query head n, in q and out (its KV head's in k and v)
-// and of its first LSE entry: packed rows start at the sequence's first token, batched ones at
-// batch b (one product per tensor: kernels recompute these where registers are short).
+// and of its first LSE entry (one product per tensor: kernels recompute these where registers
+// are short).
 struct RowOffsets {
   std::int64_t q = 0, k = 0, v = 0, o = 0, lse = 0;
 };
@@ -73,11 +81,12 @@ KATTN_INLINE RowOffsets row_offsets(const FlashFwdParams& p, const SeqSpan<int>&
   const int kv = n / (p.N / p.K);
   const bool packed = p.cu_seqlens_q != nullptr;
   RowOffsets r;
-  r.q = (packed ? s.q_tok0 * p.q_row_stride : b * p.q_batch_stride) + n * p.q_head_stride;
-  r.o = (packed ? s.q_tok0 * p.o_row_stride : b * p.o_batch_stride) + n * p.o_head_stride;
-  r.k = (packed ? s.k_tok0 * p.k_row_stride : b * p.k_batch_stride) + kv * p.k_head_stride;
-  r.v = (packed ? s.k_tok0 * p.v_row_stride : b * p.v_batch_stride) + kv * p.v_head_stride;
-  r.lse = (packed ? s.q_tok0 * p.lse_row_stride : b * p.lse_batch_stride) + n * p.lse_head_stride;
+  r.q = row0_offset(packed, s.q_tok0, b, n, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+  r.o = row0_offset(packed, s.q_tok0, b, n, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+  r.k = row0_offset(packed, s.k_tok0, b, kv, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+  r.v = row0_offset(packed, s.k_tok0, b, kv, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  r.lse =
+      row0_offset(packed, s.q_tok0, b, n, p.lse_batch_stride, p.lse_row_stride, p.lse_head_stride);
   return r;
 }
 

@@ -1,6 +1,6 @@
-// Test helper: one cuDNN backward case. The cuDNN forward produces out and LSE on the device
-// (as in training), then the backward runs on NaN-poisoned dq/dk/dv; the f64 reference
-// gradients come from the same rounded q, k, v, dout.
+// Test helper: one backward case on a GPU backend (cudnn or cuda). That backend's forward
+// produces out and LSE on the device (as in training), then the backward runs on NaN-poisoned
+// dq/dk/dv; the f64 reference gradients come from the same rounded q, k, v, dout.
 //
 // Tolerance per gradient: 2 * max|round(ref) - ref| (the output rounding any bf16/f16 kernel
 // has) + 4u * max|ref|. The second term is a bound for the flash backward's internal roundings,
@@ -71,9 +71,10 @@ struct BackwardResult {
   std::vector<std::byte> bits[3]; // raw dq, dk, dv (for repeatability checks)
 };
 
-inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1, bool with_dbias = false,
-                                              const std::vector<double>& slopes = {}) {
-  spec.opt.backend = Backend::cudnn;
+inline BackwardResult run_backward_case(Backend backend, Spec spec, int repeats = 1,
+                                        bool with_dbias = false,
+                                        const std::vector<double>& slopes = {}) {
+  spec.opt.backend = backend;
   spec.bias_dtype = spec.dtype;
   spec.lse = true;
   Attn low(spec);
@@ -155,19 +156,21 @@ inline BackwardResult run_cudnn_backward_case(Spec spec, int repeats = 1, bool w
     r.err[i] = max_abs_diff(g, w);
     r.tol[i] = 2 * baseline + 4 * u * max_abs(w) + 1e-6;
   }
-  MESSAGE("backward " << spec_string(spec) << " deterministic=" << spec.opt.deterministic
-                      << (r.supported ? "" : "  UNSUPPORTED: " + r.reason) << "  dq err "
-                      << r.err[0] << " (tol " << r.tol[0] << ")  dk err " << r.err[1] << " (tol "
-                      << r.tol[1] << ")  dv err " << r.err[2] << " (tol " << r.tol[2] << ")"
-                      << (with_dbias ? "  dbias err " + std::to_string(r.err[3]) + " (tol " +
-                                           std::to_string(r.tol[3]) + ")"
-                                     : std::string()));
+  MESSAGE("backward [" << to_string(backend) << "] " << spec_string(spec)
+                       << " deterministic=" << spec.opt.deterministic
+                       << (r.supported ? "" : "  UNSUPPORTED: " + r.reason) << "  dq err "
+                       << r.err[0] << " (tol " << r.tol[0] << ")  dk err " << r.err[1] << " (tol "
+                       << r.tol[1] << ")  dv err " << r.err[2] << " (tol " << r.tol[2] << ")"
+                       << (with_dbias ? "  dbias err " + std::to_string(r.err[3]) + " (tol " +
+                                            std::to_string(r.tol[3]) + ")"
+                                      : std::string()));
   return r;
 }
 
 inline void check_backward_matches(const Spec& spec, bool with_dbias = false,
-                                   const std::vector<double>& slopes = {}) {
-  const BackwardResult r = run_cudnn_backward_case(spec, 1, with_dbias, slopes);
+                                   const std::vector<double>& slopes = {},
+                                   Backend backend = Backend::cudnn) {
+  const BackwardResult r = run_backward_case(backend, spec, 1, with_dbias, slopes);
   INFO(spec_string(spec));
   INFO("reason: " << r.reason);
   REQUIRE(r.supported);

@@ -1,0 +1,113 @@
+// The cuda backend's backward (the sm80 mma.sync kernels, which also run on the H200) on a real
+// GPU against the f64 reference gradients, every runtime option the cuda forward serves; the
+// forward that makes out and LSE is the cuda backend's too. Tolerances: backward_case.hpp.
+#include <doctest/doctest.h>
+
+#include "gpu/backward_case.hpp"
+
+namespace {
+
+using kattn::Alignment;
+using kattn::Backend;
+using kattn::DType;
+using kattn::test::Spec;
+
+Spec bwd(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t K,
+         std::int64_t H) {
+  Spec s;
+  s.dtype = t;
+  s.B = B, s.T = T, s.S = S, s.N = N, s.K = K, s.H = H, s.Hv = H;
+  s.seed = static_cast<std::uint64_t>(T * 19 + S * 5 + H + N + 3);
+  return s;
+}
+
+Spec varlen(std::vector<std::int64_t> q_lens, std::vector<std::int64_t> k_lens, std::int64_t T,
+            std::int64_t S, bool packed) {
+  Spec s = bwd(DType::bf16, static_cast<std::int64_t>(q_lens.size()), T, S, 4, 2, 64);
+  s.q_lens = std::move(q_lens);
+  s.k_lens = std::move(k_lens);
+  s.packed = packed;
+  return s;
+}
+
+void check(const Spec& s) {
+  kattn::test::check_backward_matches(s, false, {}, Backend::cuda);
+}
+
+} // namespace
+
+TEST_CASE("cuda/backward: dq, dk, dv match the reference (bf16, f16; head dims 64, 128)") {
+  for (DType t : {DType::bf16, DType::f16}) {
+    check(bwd(t, 2, 128, 128, 2, 2, 64));
+    check(bwd(t, 2, 113, 203, 2, 2, 128)); // lengths off the tiles, T != S
+    check(bwd(t, 1, 1, 70, 3, 3, 64));     // T = 1
+  }
+  check(bwd(DType::bf16, 1, 1000, 1000, 2, 2, 128)); // many query blocks per key block
+}
+
+TEST_CASE("cuda/backward: causal in both alignments, windows, T > S, GQA and MQA, softcap") {
+  Spec c = bwd(DType::bf16, 2, 113, 203, 4, 2, 64);
+  c.opt.causal = true;
+  check(c);
+  c.opt.alignment = Alignment::bottom_right;
+  check(c);
+  Spec over = bwd(DType::bf16, 2, 203, 113, 4, 2, 128); // T > S bottom-right: rows without keys
+  over.opt.causal = true;
+  over.opt.alignment = Alignment::bottom_right;
+  check(over);
+  Spec w = bwd(DType::bf16, 2, 200, 200, 2, 2, 64);
+  w.opt.window_left = 7;
+  w.opt.window_right = 3;
+  check(w);
+  check(bwd(DType::bf16, 2, 97, 160, 8, 1, 64)); // MQA
+  check(bwd(DType::f16, 2, 130, 90, 6, 2, 128)); // GQA 3 query heads per KV head
+  Spec cap = bwd(DType::bf16, 2, 150, 150, 2, 2, 64);
+  cap.opt.softcap = 5.0;
+  cap.opt.causal = true;
+  check(cap);
+}
+
+TEST_CASE("cuda/backward: padded and packed varlen, with empty sequences and rows without keys") {
+  check(varlen({128, 77, 1}, {128, 50, 113}, 128, 128, false));
+  check(varlen({64, 64, 64}, {64, 0, 20}, 64, 64, false)); // k_len = 0: dq rows 0
+  Spec c = varlen({100, 3, 64}, {90, 200, 10}, 100, 200, false);
+  c.opt.causal = true;
+  c.opt.alignment = Alignment::bottom_right;
+  check(c);
+  check(varlen({100, 37, 128}, {90, 128, 1}, 0, 0, true));
+  Spec p = varlen({0, 70, 130, 5}, {40, 0, 150, 5}, 0, 0, true); // empty sequences
+  p.opt.causal = true;
+  check(p);
+}
+
+TEST_CASE("cuda/backward: deterministic mode matches the reference and is bitwise repeatable") {
+  Spec s = bwd(DType::bf16, 2, 300, 260, 4, 2, 64); // GQA: dk, dv summed over 2 query heads
+  s.opt.deterministic = true;
+  const auto r = kattn::test::run_backward_case(Backend::cuda, s, 100);
+  REQUIRE(r.supported);
+  for (int i = 0; i < 3; ++i) {
+    CHECK_FALSE(r.bits[i].empty()); // emptied when one of the 100 runs differed
+    CHECK(r.err[i] <= r.tol[i]);
+  }
+  CHECK(r.finite);
+  Spec c = bwd(DType::f16, 2, 113, 203, 4, 2, 128);
+  c.opt.deterministic = true;
+  c.opt.causal = true;
+  c.opt.alignment = Alignment::bottom_right;
+  check(c);
+  Spec p = varlen({0, 70, 130, 5}, {40, 0, 150, 5}, 0, 0, true);
+  p.opt.deterministic = true;
+  p.opt.window_left = 9;
+  check(p);
+  Spec pad = varlen({64, 64, 64}, {64, 0, 20}, 64, 64, false);
+  pad.opt.deterministic = true;
+  pad.opt.softcap = 3.0;
+  check(pad);
+}
+
+TEST_CASE("cuda/backward: what it does not serve is refused, naming why") {
+  Spec h256 = bwd(DType::bf16, 1, 64, 64, 2, 2, 256);
+  const auto r = kattn::test::run_backward_case(Backend::cuda, h256);
+  CHECK_FALSE(r.supported);
+  CHECK(r.reason.find("sm80 backward: H == Hv in {64, 128}") != std::string::npos);
+}
