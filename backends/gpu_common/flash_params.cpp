@@ -28,6 +28,32 @@ void strides_of(const Tensor& t, bool packed, std::int64_t& batch, std::int64_t&
   head = used(o + 1);
 }
 
+// Which of our GPU kernels' tensors a tensor is: q, k or v (which may instead be sequence-major,
+// row stride 1: the sm90 family reads them so, the others refuse them: unit_dim_stride_limit),
+// out, or a backward's dout, dq, dk or dv (whose dtype must be q's, already found bf16 or f16).
+enum class Role { input, out, gradient };
+
+// Why tensor `name` does not suit our GPU kernels, or empty: it must live in `memory`, hold q's
+// `dtype` (bf16 or f16) and have head-dim stride 1 (an input: or stride 1 along `row_dim`, its
+// row dimension).
+std::string tensor_refusal(const char* name, const Tensor& t, Role role, MemorySpace memory,
+                           DType dtype, std::size_t row_dim) {
+  if (t.space != memory)
+    return std::string(name) + ": expected " + str(to_string(memory)) + " memory, got " +
+           str(to_string(t.space));
+  if (role != Role::gradient && t.dtype != DType::bf16 && t.dtype != DType::f16)
+    return std::string(name) + ": expected bf16 or f16, got " + str(to_string(t.dtype));
+  if (t.dtype != dtype)
+    return std::string(name) + ": expected the dtype of q (" + str(to_string(dtype)) + "), got " +
+           str(to_string(t.dtype));
+  const std::int64_t dim_stride = t.stride[static_cast<std::size_t>(t.rank - 1)];
+  const bool seq_major = role == Role::input && t.stride[row_dim] == 1;
+  if (dim_stride != 1 && !seq_major)
+    return std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride) +
+           (role == Role::input ? " (or, sequence-major, row stride 1)" : "");
+  return {};
+}
+
 // mask_rule.hpp's expressions reach |i + diag +- window| + 1 <= 2 (T + S) + 1 (windows are
 // below T + S once resolved): within int when T + S stays below 2^30.
 constexpr std::int64_t kMaxTPlusS = (std::int64_t{1} << 30) - 1;
@@ -37,22 +63,11 @@ std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
   const std::string mem = str(to_string(memory));
   const std::pair<const char*, const Tensor*> main[] = {
       {"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}};
-  for (const auto& [name, t] : main) {
-    if (t->space != memory)
-      return std::string(name) + ": expected " + mem + " memory, got " + str(to_string(t->space));
-    if (t->dtype != DType::bf16 && t->dtype != DType::f16)
-      return std::string(name) + ": expected bf16 or f16, got " + str(to_string(t->dtype));
-    if (t->dtype != p.q.dtype)
-      return std::string(name) + ": expected the dtype of q (" + str(to_string(p.q.dtype)) +
-             "), got " + str(to_string(t->dtype));
-    // q, k, v may instead be sequence-major (row stride 1): the sm90 family reads them so, the
-    // others refuse them (unit_dim_stride_limit).
-    const std::int64_t dim_stride = t->stride[static_cast<std::size_t>(t->rank - 1)];
-    const bool seq_major = t != &p.out && t->stride[d.packed ? 0 : 1] == 1;
-    if (dim_stride != 1 && !seq_major)
-      return std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride) +
-             (t == &p.out ? "" : " (or, sequence-major, row stride 1)");
-  }
+  for (const auto& [name, t] : main)
+    if (std::string why = tensor_refusal(name, *t, t == &p.out ? Role::out : Role::input, memory,
+                                         p.q.dtype, d.packed ? 0 : 1);
+        !why.empty())
+      return why;
   const Extras& e = p.extras;
   const std::pair<const char*, const Tensor*> small[] = {{"extras.lse", &e.lse},
                                                          {"extras.seqlens_q", &e.seqlens_q},
@@ -167,22 +182,10 @@ FlashBwdParamsResult make_flash_bwd_params(const BackwardProblem& p, const Dims&
   const std::pair<const char*, const Tensor*> grads[] = {
       {"dout", &p.dout}, {"dq", &p.dq}, {"dk", &p.dk}, {"dv", &p.dv}};
   for (const auto& [name, t] : grads) {
-    if (t->space != memory) {
-      r.reason = std::string(name) + ": expected " + str(to_string(memory)) + " memory, got " +
-                 str(to_string(t->space));
+    r.reason =
+        tensor_refusal(name, *t, Role::gradient, memory, p.forward.q.dtype, d.packed ? 0 : 1);
+    if (!r.ok())
       return r;
-    }
-    if (t->dtype != p.forward.q.dtype) {
-      r.reason = std::string(name) + ": expected the dtype of q (" +
-                 str(to_string(p.forward.q.dtype)) + "), got " + str(to_string(t->dtype));
-      return r;
-    }
-    const std::int64_t dim_stride = t->stride[static_cast<std::size_t>(t->rank - 1)];
-    if (dim_stride != 1) {
-      r.reason =
-          std::string(name) + ": expected head-dim stride 1, got " + std::to_string(dim_stride);
-      return r;
-    }
   }
   FlashBwdParams& b = r.params;
   b.fwd = fwd.params;

@@ -10,9 +10,9 @@
 // 16-byte vectors a thread transposes 8 x 8 (4 x 4) blocks in registers and a team stores them
 // through scratch (StagedBlockCopy); otherwise a team moves 64 x 64 tiles (32 x 32 for 8-byte
 // elements) through scratch, element by element, with per-team offset tables (TileCopy).
-// docs/performance.md, "Layout copies", has the versions and their bandwidth on the H200. Where
-// both fastest dimensions agree, a team per coordinate of the other dimensions walks that dimension
-// with its threads.
+// docs/performance.md, "Layout copies", and docs/performance-history.md have the versions and
+// their bandwidth on the H200. Where both fastest dimensions agree, a team per coordinate of the
+// other dimensions walks that dimension with its threads.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -462,7 +462,7 @@ void copy_elements(const ExecSpace& exec, const CopyArgs<T>& a) {
     }
   }
   // Two teams of 512 per multiprocessor, 64 registers a thread, no spills. Three (40 registers,
-  // 32-72 bytes of stack) measured the same on the H200 (docs/performance.md).
+  // 32-72 bytes of stack) measured the same on the H200 (docs/performance-history.md).
   const auto scratch = [](auto& policy) {
     policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes()));
   };
