@@ -8,6 +8,8 @@ parallel and a change to one configuration rebuilds one file:
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>_seq.cu  sequence-major q/k/v (SEQ_MAJOR_TILES)
   cuda/sm90/inst/instances.hpp               their launchers' declarations
   cuda/sm90/inst/run_switch.hpp              TileChoice x dtype -> launcher (sm90_fwd.cu's run)
+  cuda/sm90/inst/sm90_bwd_<dtype>_h<hd>.cu   the sm90 backward, one per dtype x SM90_BWD_HEAD_DIMS
+  cuda/sm90/inst/bwd_instances.hpp           their launchers and the dtype x head dim switch
 
 The files are committed (tiny); rerun this after changing the lists below. A tile here is a
 TileChoice of cuda/sm90/tile_policy.hpp (its knobs: tile_policy()); the list must name the
@@ -20,6 +22,7 @@ import textwrap
 DTYPES = {"bf16": "__nv_bfloat16", "f16": "__half"}
 HEAD_DIMS = (64, 128, 256)
 BWD_HEAD_DIMS = (64, 128)  # sm80/bwd_config.cuh
+SM90_BWD_HEAD_DIMS = (64, 128)  # sm90/bwd_config.cuh
 # TileChoice value -> what it serves (for the file's first line).
 TILES = {
     "h64": "head dim 64",
@@ -128,5 +131,42 @@ def write_sm90():
         f"{NS_END}\n")
 
 
+def write_sm90_bwd():
+    out = HERE / "sm90" / "inst"
+    bwd_sig = "(const FlashBwdParams& p, CUstream_st* stream)"
+    name_of = lambda name, hd: f"launch_bwd_{name}_h{hd}"
+    for name in DTYPES:
+        bf16 = "true" if name == "bf16" else "false"
+        for hd in SM90_BWD_HEAD_DIMS:
+            (out / f"sm90_bwd_{name}_h{hd}.cu").write_text(
+                f"// {GENERATED}: sm90 backward, {name}, head dim {hd}.\n"
+                '#include "../bwd_launch.cuh"\n'
+                '#include "bwd_instances.hpp"\n\n'
+                f"{NS}\n\n"
+                f"void {name_of(name, hd)}{bwd_sig} {{\n"
+                f"  launch_bwd<BwdConfig<{bf16}, {hd}>>(p, stream);\n"
+                "}\n\n"
+                f"{NS_END}\n")
+    decls = "".join(f"void {name_of(name, hd)}{bwd_sig};\n"
+                    for name in DTYPES for hd in SM90_BWD_HEAD_DIMS)
+    cases = "".join(f"  case {hd}:\n    return bf16 ? {name_of('bf16', hd)}(p, stream) : "
+                    f"{name_of('f16', hd)}(p, stream);\n" for hd in SM90_BWD_HEAD_DIMS)
+    (out / "bwd_instances.hpp").write_text(
+        comment(f"{GENERATED}: the instantiated sm90 backward kernels, one file each, and the "
+                "launcher of a dtype and head dim (sm90_bwd.cu's run_bwd).") +
+        "#pragma once\n\n"
+        "#include <stdexcept>\n#include <string>\n\n"
+        '#include "kattn_kernels/flash_bwd_params.hpp"\n\n'
+        "struct CUstream_st;\n\n"
+        f"{NS}\n\n{decls}\n"
+        f"inline void launch_bwd_instance(bool bf16, int head_dim, {bwd_sig[1:-1]}) {{\n"
+        f"  switch (head_dim) {{\n{cases}  default:\n"
+        '    throw std::invalid_argument("sm90 backward: head dim " + std::to_string(head_dim) +\n'
+        '                                " is not instantiated");\n'
+        "  }\n}\n\n"
+        f"{NS_END}\n")
+
+
 write_sm80()
 write_sm90()
+write_sm90_bwd()

@@ -38,8 +38,7 @@ class CudaBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::cuda; }
   std::string description() const override {
-    return "hand-written flash attention: forward " + cuda_kernels::built_families() +
-           "; backward sm80 (mma.sync) family";
+    return "hand-written flash attention, forward and backward: " + cuda_kernels::built_families();
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {

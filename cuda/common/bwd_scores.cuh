@@ -1,15 +1,16 @@
 // One score's backward arithmetic, shared by the main kernel and the dq kernel: from the raw
 // score x = q.k and dP = dO.v, the probability P = exp2(z log2 e - LSE log2 e) with z the scaled
 // (and softcapped) score, and dS = P (dP - D) dz/dx, so that dQ = dS K and dK = dS^T Q need no
-// further scaling. Masked scores give P = 0 and dS = 0.
+// further scaling. Masked scores give P = 0 and dS = 0 (selected, not multiplied: a masked
+// score or dP may be NaN, from padding or a key the row does not see). Every backward family.
 #pragma once
 
 #include <cmath>
 
+#include "common/fast_math.cuh"
 #include "kattn_kernels/flash_params.hpp"
-#include "sm80/softmax.cuh"
 
-namespace kattn::cuda_kernels::sm80 {
+namespace kattn::cuda_kernels {
 
 struct ScoreGrad {
   float scale, softcap, cap_in; // cap_in = scale / softcap (softcap > 0)
@@ -31,8 +32,17 @@ struct ScoreGrad {
       dz_dx = scale;
     }
     const float pr = visible ? fast_exp2(z * 1.4426950408889634f - lse2) : 0.f;
-    dp = pr * (dp - d) * dz_dx;
+    dp = visible ? pr * (dp - d) * dz_dx : 0.f;
     return pr;
+  }
+
+  // The same without a softcap, in two passes (P can then be used before dP is known): the
+  // probability, then dS from it.
+  __device__ __forceinline__ float prob(float x, float lse2, bool visible) const {
+    return visible ? fast_exp2(x * scale * 1.4426950408889634f - lse2) : 0.f;
+  }
+  __device__ __forceinline__ float dscore(float pr, float dp, float d, bool visible) const {
+    return visible ? pr * (dp - d) * scale : 0.f;
   }
 };
 
@@ -42,4 +52,4 @@ __device__ __forceinline__ float lse_log2(float lse) {
   return lse == -INFINITY ? 0.f : lse * 1.4426950408889634f;
 }
 
-} // namespace kattn::cuda_kernels::sm80
+} // namespace kattn::cuda_kernels

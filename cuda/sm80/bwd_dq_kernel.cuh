@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/bwd_scores.cuh"
 #include "kattn_kernels/bwd_geometry.hpp"
 #include "sm80/bwd_config.cuh"
-#include "sm80/bwd_scores.cuh"
 #include "sm80/kernel_traits.cuh"
 #include "sm80/mainloop.cuh"
 #include "sm80/ptx.cuh"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "common/bwd_rows.cuh"
+#include "common/bwd_row_passes.hpp"
 #include "common/cuda_check.hpp"
 #include "kattn_kernels/params_limits.hpp"
 #include "sm80/bwd_config.cuh"
@@ -21,12 +21,8 @@ std::string bwd_unsupported_reason(const FlashBwdParams& p) {
   if (f.H != f.Hv || (f.H != 64 && f.H != 128))
     return "head dims H=" + std::to_string(f.H) + " Hv=" + std::to_string(f.Hv) +
            " not instantiated (sm80 backward: H == Hv in {64, 128})";
-  // (Zero-sized grids are launch errors; the backends refuse empty sides before this.)
-  if (f.B == 0 || f.N == 0 || f.T == 0 || f.S == 0)
-    return "sizes: expected B, N, T and S > 0, got B=" + std::to_string(f.B) +
-           " N=" + std::to_string(f.N) + " T=" + std::to_string(f.T) + " S=" + std::to_string(f.S);
   for (const std::string& why :
-       {unit_dim_stride_limit(f), access_limit(f, 16, 8, "16-byte cp.async rows"),
+       {sizes_limit(f), unit_dim_stride_limit(f), access_limit(f, 16, 8, "16-byte cp.async rows"),
         bwd_access_limit(p, 16, 8, "16-byte cp.async rows"), varlen_limit(f), heads_limit(f),
         grid_limit(f)})
     if (!why.empty())
@@ -54,29 +50,15 @@ void main_kernel(const FlashBwdParams& p, cudaStream_t stream) {
     launch_bwd<Elem, 128>(p, stream);
 }
 
-// p.dq_kernel: the dq kernel writes dq (no dq_accum to zero and convert).
-template <class Elem, class Pair>
-void passes(const FlashBwdParams& p, cudaStream_t stream) {
-  if (!p.dq_kernel)
-    check_cuda(
-        cudaMemsetAsync(p.dq_accum, 0,
-                        static_cast<std::size_t>(p.fwd.N) * static_cast<std::size_t>(p.acc_rows) *
-                            static_cast<std::size_t>(p.fwd.H) * sizeof(float),
-                        stream),
-        "sm80 backward: cudaMemsetAsync(dq_accum)");
-  launch_dot_do_o<Pair>(p, stream);
-  main_kernel<Elem>(p, stream);
-  if (!p.dq_kernel)
-    launch_convert_dq<Pair>(p, stream);
-}
-
 } // namespace
 
 void run_bwd(const FlashBwdParams& p, CUstream_st* stream) {
+  bwd_prepass(p, stream);
   if (p.fwd.dtype == ElemType::bf16)
-    passes<__nv_bfloat16, __nv_bfloat162>(p, stream);
+    main_kernel<__nv_bfloat16>(p, stream);
   else
-    passes<__half, __half2>(p, stream);
+    main_kernel<__half>(p, stream);
+  bwd_convert_dq(p, stream);
 }
 
 } // namespace kattn::cuda_kernels::sm80

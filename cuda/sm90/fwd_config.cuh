@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "ptx.cuh"
+
 #include "kattn_kernels/flash_params.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -77,7 +79,9 @@ struct FwdConfig {
   // setmaxnreg budgets: 64K registers split between producer and consumers.
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 240 : 160;
-  static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536, "registers");
+  static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <=
+                    launch_register_pool(kThreads),
+                "setmaxnreg budgets over the CTA's registers");
   // TMA with 128-byte swizzle moves 64-element column blocks; a tile is kColBlocks of them.
   static constexpr int kColBlocks = kHeadDim / 64;
   static constexpr int kQBytes = kBlockM * kHeadDim * 2;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kattn_kernels/flash_params.hpp"
+
 namespace kattn::cuda_kernels::sm90 {
 
 // 4-d bf16/fp16 tensor map (cols, rows, heads, batches; strides in elements; cols contiguous:
@@ -15,9 +17,17 @@ CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::
                           std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
                           std::int64_t head_stride, std::int64_t batch_stride,
                           std::uint32_t box_rows);
+// 3-d f32 tensor map of a dense [heads, rows, cols] array (cols contiguous) with 128-byte swizzle
+// and a (box_cols, box_rows, 1) box: the backward's dq_accum, target of TMA reductions.
+CUtensorMap make_f32_rows_map(float* base, std::uint64_t cols, std::uint64_t rows,
+                              std::uint64_t heads, std::uint32_t box_cols, std::uint32_t box_rows);
 // Multiprocessors of the current device.
 int multiprocessor_count();
 // Packed varlen: total tokens (cu_seqlens[batch]), read back from the device (synchronises).
 int packed_total(const int* cu_seqlens, int batch, cudaStream_t stream);
+// Row extent of q's (queries) or k's tensor map, >= 1 (a map needs it; with no keys nothing is
+// loaded): T or S, or when packed the tensors' token extent when the caller gave it (the cuda
+// backend always does), else cu_seqlens[B] read back from the device (synchronises).
+std::uint64_t tma_rows(const FlashFwdParams& p, bool queries, cudaStream_t stream);
 
 } // namespace kattn::cuda_kernels::sm90

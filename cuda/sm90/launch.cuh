@@ -29,17 +29,8 @@ void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, void* probe = null
   const bool packed = p.cu_seqlens_q != nullptr;
   a.out_vec16 = reinterpret_cast<std::uintptr_t>(p.out) % 16 == 0 && p.o_row_stride % 8 == 0 &&
                 p.o_head_stride % 8 == 0 && (packed || p.o_batch_stride % 8 == 0);
-  // A tensor map needs extents >= 1; with no keys (S == 0) nothing is ever loaded.
-  // Packed: the tensors' token extents when the caller gave them (the cuda backend always
-  // does), else cu_seqlens[B] read back from the device (synchronises the stream).
-  const auto rows = [&](std::int64_t total, const int* cu, int dense) -> std::uint64_t {
-    if (!packed)
-      return static_cast<std::uint64_t>(std::max(dense, 1));
-    const std::int64_t n = total > 0 ? total : packed_total(cu, p.B, stream);
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(n, 1));
-  };
-  const std::uint64_t q_rows = rows(p.total_q, p.cu_seqlens_q, p.T);
-  const std::uint64_t k_rows = rows(p.total_k, p.cu_seqlens_k, p.S);
+  const std::uint64_t q_rows = tma_rows(p, true, stream);
+  const std::uint64_t k_rows = tma_rows(p, false, stream);
   const std::uint64_t batches = packed ? 1 : p.B;
   if constexpr (Cfg::kSeqMajor) {
     // The sequence is the contiguous dimension: boxes of 64 rows by the whole head dim.

@@ -1,5 +1,5 @@
-// Thin wrappers over the sm_90 PTX the forward kernel needs: mbarriers, TMA tile loads, wgmma
-// fences and shared-memory matrix descriptors, register reallocation, named barriers.
+// Thin wrappers over the sm_90 PTX the kernels need: mbarriers, TMA tile loads and reductions,
+// wgmma fences and shared-memory matrix descriptors, register reallocation, named barriers.
 #pragma once
 
 #include <cuda.h>
@@ -52,6 +52,28 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
                "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2),
                "r"(c3)
                : "memory");
+}
+// 3-d tiled reduction: adds the shared-memory box at `src` into the tensor (f32 add), completing
+// in the thread's bulk async-group.
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, std::uint32_t src, int c0,
+                                                  int c1, int c2) {
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group"
+               " [%0, {%2, %3, %4}], [%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// Waits until at most N of the thread's bulk groups still read their shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Waits until at most N of the thread's bulk groups are incomplete.
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 __device__ __forceinline__ void prefetch_tma_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
@@ -106,6 +128,12 @@ __device__ __forceinline__ std::uint64_t desc_advance(std::uint64_t d, std::uint
 }
 
 // ---- warp specialisation -----------------------------------------------------------------
+// Registers a CTA of `threads` threads holds under __launch_bounds__(threads, 1): 64K per thread
+// count, rounded down to a multiple of 8 per thread. setmaxnreg only moves registers within
+// that pool: an increase that the decreases do not pay for waits forever.
+constexpr int launch_register_pool(int threads) {
+  return 65536 / threads / 8 * 8 * threads;
+}
 template <int R>
 __device__ __forceinline__ void regs_dealloc() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));

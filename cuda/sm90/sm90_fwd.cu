@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -98,6 +99,24 @@ CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::
   return map;
 }
 
+CUtensorMap make_f32_rows_map(float* base, std::uint64_t cols, std::uint64_t rows,
+                              std::uint64_t heads, std::uint32_t box_cols, std::uint32_t box_rows) {
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {cols, std::max<std::uint64_t>(rows, 1), heads};
+  const cuuint64_t strides[2] = {cols * 4, cols * std::max<std::uint64_t>(rows, 1) * 4};
+  const cuuint32_t box[3] = {box_cols, box_rows, 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r =
+      encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, base, dims, strides, box,
+                     elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("sm90: cuTensorMapEncodeTiled (f32 rows) failed (CUresult " +
+                             std::to_string(static_cast<int>(r)) + ")");
+  }
+  return map;
+}
+
 int multiprocessor_count() {
   // Cached per device id (read on first use).
   static std::array<std::atomic<int>, 64> cache{};
@@ -123,6 +142,16 @@ int packed_total(const int* cu_seqlens, int batch, cudaStream_t stream) {
       "cudaMemcpyAsync(cu_seqlens total)");
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(cu_seqlens total)");
   return total;
+}
+
+std::uint64_t tma_rows(const FlashFwdParams& p, bool queries, cudaStream_t stream) {
+  const int dense = queries ? p.T : p.S;
+  if (p.cu_seqlens_q == nullptr)
+    return static_cast<std::uint64_t>(std::max(dense, 1));
+  const std::int64_t total = queries ? p.total_q : p.total_k;
+  const std::int64_t n =
+      total > 0 ? total : packed_total(queries ? p.cu_seqlens_q : p.cu_seqlens_k, p.B, stream);
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(n, 1));
 }
 
 std::string unsupported_reason(const FlashFwdParams& p) {

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace kattn::cuda_kernels {
@@ -43,6 +44,18 @@ DeviceAndForce device_and_force() {
   if (!d.forced.empty() && d.forced != "sm80" && d.forced != "sm90")
     d.why = "KOKKOSATTN_CUDA_KERNEL=" + d.forced + ": expected sm80 or sm90";
   return d;
+}
+
+std::string sm90_device_reason(int cc) {
+#ifdef KATTN_HAVE_SM90
+  if (cc != 90)
+    return "sm90 kernels need compute capability 9.0 (sm_90a), got " + std::to_string(cc / 10) +
+           "." + std::to_string(cc % 10);
+  return {};
+#else
+  (void)cc;
+  return "sm90 kernels not built in this library";
+#endif
 }
 
 } // namespace kattn::cuda_kernels

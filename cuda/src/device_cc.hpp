@@ -16,6 +16,10 @@ struct DeviceAndForce {
 };
 DeviceAndForce device_and_force();
 
+// Empty when the sm90 family can run on a device of compute capability cc (9.0, and the family
+// built into this library), else why not. Both entries ask it before the family's own check.
+std::string sm90_device_reason(int cc);
+
 inline KernelChoice no_kernel(std::string why) {
   KernelChoice c;
   c.reason = std::move(why);

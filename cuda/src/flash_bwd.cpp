@@ -11,6 +11,9 @@
 #include "common/cuda_check.hpp"
 #include "device_cc.hpp"
 #include "sm80/sm80_bwd.hpp"
+#ifdef KATTN_HAVE_SM90
+#include "sm90/sm90_bwd.hpp"
+#endif
 
 namespace kattn::cuda_kernels {
 namespace {
@@ -38,28 +41,78 @@ struct StreamScratch {
 
 } // namespace
 
+namespace {
+
+std::string sm90_bwd_reason(const FlashBwdParams& p, int cc) {
+  if (std::string why = sm90_device_reason(cc); !why.empty())
+    return why;
+#ifdef KATTN_HAVE_SM90
+  return sm90::bwd_unsupported_reason(p);
+#else
+  (void)p;
+  return {};
+#endif
+}
+
+std::string sm80_bwd_reason(const FlashBwdParams& p, int cc) {
+  if (cc < 80)
+    return "sm80 backward needs compute capability >= 8.0, got " + std::to_string(cc / 10) + "." +
+           std::to_string(cc % 10);
+  return sm80::bwd_unsupported_reason(p);
+}
+
+KernelChoice pick_bwd(KernelFamily f, const FlashBwdParams& p) {
+  KernelChoice c;
+  c.family = f;
+#ifdef KATTN_HAVE_SM90
+  c.name = f == KernelFamily::sm90 ? sm90::bwd_kernel_name(p) : sm80::bwd_kernel_name(p);
+#else
+  c.name = sm80::bwd_kernel_name(p);
+#endif
+  return c;
+}
+
+// dQ from the sm80 family's dq kernel (no dq_accum) rather than atomics.
+bool dq_kernel_of(const KernelChoice& c, const FlashBwdParams& p) {
+  return c.family == KernelFamily::sm80 && sm80::uses_dq_kernel(p);
+}
+
+// The workspace: N x accumulator rows of D, and as many of dq_accum's H floats without a dq
+// kernel.
+std::size_t workspace_rows(const FlashBwdParams& p) {
+  return static_cast<std::size_t>(p.fwd.N) * static_cast<std::size_t>(acc_rows(p));
+}
+std::size_t dq_floats(const FlashBwdParams& p, bool dq_kernel) {
+  return dq_kernel ? 0 : static_cast<std::size_t>(p.fwd.H);
+}
+
+} // namespace
+
+// The sm90 family first where it serves the problem (not in deterministic mode), else sm80;
+// KOKKOSATTN_CUDA_KERNEL forces one and then refuses instead of falling back.
 KernelChoice choose_bwd_kernel(const FlashBwdParams& p) {
   const DeviceAndForce d = device_and_force();
   if (!d.why.empty())
     return no_kernel(d.why);
-  const int cc = d.cc;
-  if (d.forced == "sm90")
-    return no_kernel("sm90 (forced by KOKKOSATTN_CUDA_KERNEL): no sm90 backward kernels yet");
-  if (cc < 80)
-    return no_kernel("sm80 backward needs compute capability >= 8.0, got " +
-                     std::to_string(cc / 10) + "." + std::to_string(cc % 10));
-  if (std::string r = sm80::bwd_unsupported_reason(p); !r.empty())
-    return no_kernel("sm80: " + r);
-  KernelChoice c;
-  c.family = KernelFamily::sm80;
-  c.name = sm80::bwd_kernel_name(p);
-  return c;
+  std::string r90;
+  if (d.forced != "sm80") {
+    r90 = sm90_bwd_reason(p, d.cc);
+    if (r90.empty())
+      return pick_bwd(KernelFamily::sm90, p);
+    if (d.forced == "sm90")
+      return no_kernel("sm90 (forced by KOKKOSATTN_CUDA_KERNEL): " + r90);
+  }
+  const std::string r80 = sm80_bwd_reason(p, d.cc);
+  if (r80.empty())
+    return pick_bwd(KernelFamily::sm80, p);
+  if (d.forced == "sm80")
+    return no_kernel("sm80 (forced by KOKKOSATTN_CUDA_KERNEL): " + r80);
+  return no_kernel("sm90: " + r90 + "; sm80: " + r80);
 }
 
 std::size_t bwd_workspace_bytes(const FlashBwdParams& p) {
-  const std::size_t dq_floats = sm80::uses_dq_kernel(p) ? 0 : static_cast<std::size_t>(p.fwd.H);
-  return static_cast<std::size_t>(p.fwd.N) * static_cast<std::size_t>(acc_rows(p)) *
-         (dq_floats + 1) * sizeof(float);
+  const bool dq_kernel = dq_kernel_of(choose_bwd_kernel(p), p);
+  return workspace_rows(p) * (dq_floats(p, dq_kernel) + 1) * sizeof(float);
 }
 
 void flash_bwd(const FlashBwdParams& params, CUstream_st* stream) {
@@ -68,14 +121,19 @@ void flash_bwd(const FlashBwdParams& params, CUstream_st* stream) {
     throw std::invalid_argument("no CUDA flash backward kernel serves this problem: " + c.reason);
   FlashBwdParams p = params;
   p.acc_rows = acc_rows(p);
-  p.dq_kernel = sm80::uses_dq_kernel(p);
-  const StreamScratch ws(bwd_workspace_bytes(p), stream);
+  p.dq_kernel = dq_kernel_of(c, p);
+  const std::size_t rows = workspace_rows(p), dq = dq_floats(p, p.dq_kernel);
+  const StreamScratch ws(rows * (dq + 1) * sizeof(float), stream);
   // dq_accum first: the conversion reads it as float2 (H is even), D needs 4-byte alignment only.
   // dq_kernel: no dq_accum (the dq kernel writes dq).
-  const std::size_t rows = static_cast<std::size_t>(p.fwd.N) * static_cast<std::size_t>(p.acc_rows);
   p.dq_accum = p.dq_kernel ? nullptr : static_cast<float*>(ws.ptr);
-  p.dsum =
-      static_cast<float*>(ws.ptr) + (p.dq_kernel ? 0 : rows * static_cast<std::size_t>(p.fwd.H));
+  p.dsum = static_cast<float*>(ws.ptr) + rows * dq;
+#ifdef KATTN_HAVE_SM90
+  if (c.family == KernelFamily::sm90) {
+    sm90::run_bwd(p, stream);
+    return;
+  }
+#endif
   sm80::run_bwd(p, stream);
 }
 

@@ -17,15 +17,13 @@ namespace kattn::cuda_kernels {
 namespace {
 
 std::string sm90_reason(const FlashFwdParams& p, int cc) {
+  if (std::string why = sm90_device_reason(cc); !why.empty())
+    return why;
 #ifdef KATTN_HAVE_SM90
-  if (cc != 90)
-    return "sm90 kernels need compute capability 9.0 (sm_90a), got " + std::to_string(cc / 10) +
-           "." + std::to_string(cc % 10);
   return sm90::unsupported_reason(p);
 #else
   (void)p;
-  (void)cc;
-  return "sm90 kernels not built in this library";
+  return {};
 #endif
 }
 

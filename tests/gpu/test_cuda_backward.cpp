@@ -1,9 +1,16 @@
-// The cuda backend's backward (the sm80 mma.sync kernels, which also run on the H200) on a real
-// GPU against the f64 reference gradients, every runtime option the cuda forward serves; the
-// forward that makes out and LSE is the cuda backend's too. Tolerances: backward_case.hpp.
+// The cuda backend's backward on a real GPU against the f64 reference gradients, every runtime
+// option the cuda forward serves, once per kernel family the device runs: sm90 (wgmma, TMA) on
+// compute capability 9.0, and sm80 (mma.sync) everywhere, which cross-checks sm90 on the H200.
+// Each family is forced (KOKKOSATTN_CUDA_KERNEL), so a refusal fails instead of falling back;
+// the forward that makes out and LSE is the cuda backend's too. Tolerances: backward_case.hpp.
 #include <doctest/doctest.h>
 
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
 #include "gpu/backward_case.hpp"
+#include "gpu/test_cuda_case.hpp"
 
 namespace {
 
@@ -30,7 +37,28 @@ Spec varlen(std::vector<std::int64_t> q_lens, std::vector<std::int64_t> k_lens, 
   return s;
 }
 
+std::vector<const char*> families() {
+  int dev = 0, major = 0;
+  const bool sm90 =
+      cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+      major == 9;
+  if (!sm90)
+    MESSAGE("not a compute capability 9.0 GPU: the sm90 backward is not run");
+  return sm90 ? std::vector<const char*>{"sm90", "sm80"} : std::vector<const char*>{"sm80"};
+}
+
+// Every family of this device, forced.
 void check(const Spec& s) {
+  for (const char* family : families()) {
+    CAPTURE(family);
+    const kattn::test::ScopedEnv force("KOKKOSATTN_CUDA_KERNEL", family);
+    kattn::test::check_backward_matches(s, false, {}, Backend::cuda);
+  }
+}
+
+// What auto picks (deterministic mode: the sm80 family's dq kernel).
+void check_auto(const Spec& s) {
   kattn::test::check_backward_matches(s, false, {}, Backend::cuda);
 }
 
@@ -94,15 +122,15 @@ TEST_CASE("cuda/backward: deterministic mode matches the reference and is bitwis
   c.opt.deterministic = true;
   c.opt.causal = true;
   c.opt.alignment = Alignment::bottom_right;
-  check(c);
+  check_auto(c);
   Spec p = varlen({0, 70, 130, 5}, {40, 0, 150, 5}, 0, 0, true);
   p.opt.deterministic = true;
   p.opt.window_left = 9;
-  check(p);
+  check_auto(p);
   Spec pad = varlen({64, 64, 64}, {64, 0, 20}, 64, 64, false);
   pad.opt.deterministic = true;
   pad.opt.softcap = 3.0;
-  check(pad);
+  check_auto(pad);
 }
 
 TEST_CASE("cuda/backward: what it does not serve is refused, naming why") {
@@ -110,4 +138,19 @@ TEST_CASE("cuda/backward: what it does not serve is refused, naming why") {
   const auto r = kattn::test::run_backward_case(Backend::cuda, h256);
   CHECK_FALSE(r.supported);
   CHECK(r.reason.find("sm80 backward: H == Hv in {64, 128}") != std::string::npos);
+  const bool sm90_named =
+      r.reason.find("sm90 backward: H == Hv in {64, 128}") != std::string::npos ||
+      r.reason.find("sm90 kernels need compute capability 9.0") != std::string::npos;
+  CHECK(sm90_named);
+}
+
+TEST_CASE("cuda/backward: a forced sm90 refuses deterministic mode instead of falling back") {
+  if (families().size() < 2)
+    return;
+  Spec s = bwd(DType::bf16, 1, 64, 64, 2, 2, 64);
+  s.opt.deterministic = true;
+  const kattn::test::ScopedEnv force("KOKKOSATTN_CUDA_KERNEL", "sm90");
+  const auto r = kattn::test::run_backward_case(Backend::cuda, s);
+  CHECK_FALSE(r.supported);
+  CHECK(r.reason.find("deterministic mode") != std::string::npos);
 }

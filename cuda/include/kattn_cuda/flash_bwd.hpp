@@ -9,16 +9,17 @@
 
 namespace kattn::cuda_kernels {
 
-// Picks the backward kernel for `p` on the current device: the sm80 family (mma.sync) on any
-// device of compute capability >= 8.0, also on the H200 (no sm90 backward yet). Default mode
-// sums dq with fp32 atomics at head dim 64; deterministic mode and head dim 128 compute dq in
-// a kernel of its own (no atomics: bitwise repeatable).
-// KOKKOSATTN_CUDA_KERNEL=sm90 gives family none with that reason. Touches no tensor data.
+// Picks the backward kernel for `p` on the current device: the sm90 family (wgmma, TMA) on
+// compute capability 9.0 for head dims 64 and 128 outside deterministic mode (dQ by fp32
+// atomics), else the sm80 family (mma.sync) on any device of compute capability >= 8.0, whose
+// deterministic mode and head dim 128 compute dq in a kernel of its own (no atomics: bitwise
+// repeatable). KOKKOSATTN_CUDA_KERNEL=sm80|sm90 forces a family (then refused with its reason,
+// never a fallback). Touches no tensor data.
 KernelChoice choose_bwd_kernel(const FlashBwdParams& p);
 
 // Bytes of fp32 workspace one backward of `p` allocates (D and dq_accum): 4 N R (H + 1) with R
 // the accumulator rows (B T, or Tq_total when packed); 4 N R when dq has its own kernel
-// (deterministic, or head dim 128: no dq_accum).
+// (the sm80 family in deterministic mode, or at head dim 128: no dq_accum).
 std::size_t bwd_workspace_bytes(const FlashBwdParams& p);
 
 // Enqueues the backward on `stream`: the workspace comes from the device's stream-ordered pool

@@ -31,6 +31,15 @@ inline std::string varlen_limit(const FlashFwdParams& p) {
 }
 
 // One block per (query block, head, batch): gridDim.y and .z are at most 65535.
+// Every side non-empty: a zero-sized grid is a launch error (the backends refuse empty sides
+// before any kernel is asked; this keeps a direct caller of a family's backward from one).
+inline std::string sizes_limit(const FlashFwdParams& p) {
+  if (p.B > 0 && p.N > 0 && p.T > 0 && p.S > 0)
+    return {};
+  return "sizes: expected B, N, T and S > 0, got B=" + std::to_string(p.B) +
+         " N=" + std::to_string(p.N) + " T=" + std::to_string(p.T) + " S=" + std::to_string(p.S);
+}
+
 inline std::string grid_limit(const FlashFwdParams& p) {
   if (p.B <= 65535 && p.N <= 65535)
     return {};

@@ -1,0 +1,100 @@
+// The tile configuration of the sm90 backward (bwd_kernel.cuh): shapes, register budgets, the
+// shared-memory map and its barriers, and the kernel arguments.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "ptx.cuh"
+
+#include "kattn_kernels/flash_bwd_params.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+// A CTA keeps 128 keys of K and V (64 per consumer warpgroup: the rows of its dK and dV
+// accumulators) and walks the query blocks of 64 rows that see them, Q and dO double-buffered.
+// dQ = dS K: at head dim 128 each warpgroup computes half of dQ's columns over all 128 keys (dS
+// of both warpgroups through shared memory), at 64 all columns over its own 64 keys: both are
+// m64n64 products, staged in shared memory and added into dq_accum by a TMA reduction.
+template <bool kIsBf16, int kHeadDimT>
+struct BwdConfig {
+  static constexpr bool kBf16 = kIsBf16;
+  static constexpr int kHeadDim = kHeadDimT;
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "sm90 backward: head dims 64 and 128");
+  static constexpr int kBlockN = 128; // keys per CTA
+  static constexpr int kBlockM = 64;  // query rows per step
+  static constexpr int kConsumerWGs = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumerWGs);
+  static constexpr int kConsumerThreads = 128 * kConsumerWGs;
+  static constexpr bool kDqSplit = kHeadDim == 128;
+  static constexpr int kDqKeys = kDqSplit ? kBlockN : 64; // k dimension of a warpgroup's dQ
+  // setmaxnreg budgets, as the forward's (a first version gave the producer 32, 1024 registers
+  // past the CTA's pool: the consumers' increase then never returned, and the kernel hung).
+  static constexpr int kProducerRegs = 24;
+  static constexpr int kConsumerRegs = 240;
+  static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <=
+                    launch_register_pool(kThreads),
+                "setmaxnreg budgets over the CTA's registers");
+  static constexpr int kStages = 2; // Q and dO buffers
+  // TMA with 128-byte swizzle moves 64-element column blocks.
+  static constexpr int kColBlocks = kHeadDim / 64;
+  static constexpr int kKVBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kKVColBlockBytes = kBlockN * 128;
+  static constexpr int kQBytes = kBlockM * kHeadDim * 2;
+  static constexpr int kQColBlockBytes = kBlockM * 128;
+  static constexpr int kDsBytes = kBlockN * kBlockM * 2; // dS^T: a key per 128-byte row
+  static constexpr int kOffK = 0;
+  static constexpr int kOffV = kOffK + kKVBytes;
+  static constexpr int kOffQ = kOffV + kKVBytes;
+  static constexpr int kOffDo = kOffQ + kStages * kQBytes;
+  static constexpr int kOffDs = kOffDo + kStages * kQBytes; // two buffers
+  // A warpgroup's dQ (64 rows x 64 fp32 columns) as two TMA boxes of 32 columns (128-byte rows).
+  static constexpr int kDqBoxBytes = kBlockM * 128;
+  static constexpr int kDqBytes = 2 * kDqBoxBytes;
+  static constexpr int kOffDq = kOffDs + 2 * kDsBytes;
+  // LSE * log2 e, then D, of a step's rows: per consumer warpgroup, per stage.
+  static constexpr int kRowBytes = 2 * kBlockM * 4;
+  static constexpr int kOffRows = kOffDq + kConsumerWGs * kDqBytes;
+  static constexpr int kOffBar = kOffRows + kConsumerWGs * kStages * kRowBytes;
+  // kv_full, q_full[], q_empty[], do_full[], do_empty[]
+  static constexpr int kNumBars = 1 + 4 * kStages;
+  static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024; // + alignment to 1024
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory over the sm_90 limit");
+  static_assert(kOffV % 1024 == 0 && kOffQ % 1024 == 0 && kOffDo % 1024 == 0 &&
+                    kOffDs % 1024 == 0 && kOffDq % 1024 == 0 && kQColBlockBytes % 1024 == 0,
+                "swizzle atoms");
+};
+
+// mbarriers. Q and dO of step `it` use stage it % kStages with parity (it / kStages) & 1.
+template <class Cfg>
+struct BwdRing {
+  std::uint32_t bar;
+  __device__ __forceinline__ std::uint32_t kv_full() const { return bar; }
+  __device__ __forceinline__ std::uint32_t q_full(int st) const { return bar + 8 * (1 + st); }
+  __device__ __forceinline__ std::uint32_t q_empty(int st) const {
+    return bar + 8 * (1 + Cfg::kStages + st);
+  }
+  __device__ __forceinline__ std::uint32_t do_full(int st) const {
+    return bar + 8 * (1 + 2 * Cfg::kStages + st);
+  }
+  __device__ __forceinline__ std::uint32_t do_empty(int st) const {
+    return bar + 8 * (1 + 3 * Cfg::kStages + st);
+  }
+  static __device__ __forceinline__ int stage(int it) { return it % Cfg::kStages; }
+  static __device__ __forceinline__ std::uint32_t parity(int it) {
+    return static_cast<std::uint32_t>(it / Cfg::kStages) & 1u;
+  }
+};
+
+// Everything the kernel reads, passed once as a __grid_constant__ parameter.
+struct BwdArgs {
+  CUtensorMap tma_q;
+  CUtensorMap tma_k;
+  CUtensorMap tma_v;
+  CUtensorMap tma_do;
+  CUtensorMap tma_dq; // dq_accum, f32 [N, acc_rows, H]: the reduction's target
+  FlashBwdParams p;
+};
+
+} // namespace kattn::cuda_kernels::sm90

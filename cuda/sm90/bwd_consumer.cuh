@@ -1,0 +1,398 @@
+// One consumer warpgroup of the sm90 backward: 64 keys of the CTA, their dK and dV accumulators
+// in registers across every step. Per step (a query block of one query head), with P recomputed
+// from the forward's LSE (common/bwd_scores.cuh):
+//   S^T = K Q^T, dP^T = V dO^T          wgmma, both operands from shared memory (64 x 64)
+//   P^T, dS^T                           in registers (masking, softcap)
+//   dV += P^T dO, dK += dS^T Q          wgmma with the A operand from registers
+//   dS^T -> shared memory, then dQ = dS K (wgmma, both operands MN-major), staged in shared
+//   memory and added into dq_accum by a TMA reduction (bwd_config.cuh: which keys and columns
+//   each warpgroup's dQ covers)
+// The warpgroup also stages the next step's LSE * log2 e and D rows in shared memory.
+#pragma once
+
+#include <cstdint>
+
+#include "bwd_config.cuh"
+#include "bwd_work.cuh"
+#include "common/bwd_scores.cuh"
+#include "ptx.cuh"
+#include "wgmma_ops.cuh"
+
+namespace kattn::cuda_kernels::sm90 {
+
+// Zeroes rows [first, rows) of a tile stored as 64-column blocks `block_bytes` apart, shared by
+// `threads` threads; the caller synchronises them afterwards.
+template <class Cfg>
+__device__ __forceinline__ void zero_tile_rows(std::uint32_t base, int block_bytes, int first,
+                                               int rows, int thread, int threads) {
+  const int chunks = (rows - max(first, 0)) * 8; // 16-byte chunks of 128-byte rows
+  for (int c = 0; c < Cfg::kColBlocks; ++c) {
+    const std::uint32_t b = base + c * block_bytes + max(first, 0) * 128;
+    for (int i = thread; i < chunks; i += threads) {
+      asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(b + 16 * i), "r"(0)
+                   : "memory");
+    }
+  }
+  fence_proxy_async();
+}
+
+template <class Cfg>
+struct BwdConsumer {
+  static constexpr int D = Cfg::kHeadDim;
+  static constexpr int BM = Cfg::kBlockM;
+  static constexpr int kAccRegs = D / 2; // m64nD accumulators: dK, dV
+  static constexpr int kSRegs = BM / 2;  // m64n64: S^T, dP^T, dQ
+  static constexpr int kSteps = BM / 16; // k-steps of the register-A products
+  using MmaS = WgmmaSS<BM, Cfg::kBf16, false>;
+  using MmaKV = WgmmaRS<D, Cfg::kBf16, true>;
+  using MmaDq = WgmmaSS<64, Cfg::kBf16, true>;
+
+  const BwdArgs& a;
+  const std::uint32_t smem;
+  const BwdWork<Cfg>& w;
+  const int wg; // consumer warpgroup: keys [64 wg, 64 wg + 64) of the CTA
+  float (&dk)[kAccRegs];
+  float (&dv)[kAccRegs];
+  const int tid = static_cast<int>(threadIdx.x) % 128;
+  const int lane = tid % 32;
+  const int r0 = 16 * (tid / 32) + lane / 4; // accumulator rows r0 and r0 + 8
+  const int kw0 = w.n0 + 64 * wg;
+  const BwdRing<Cfg> ring{smem + Cfg::kOffBar};
+
+  // acc = A B^T over the head dim: A = this warpgroup's 64 rows of K (or V), B = the stage's Q
+  // (or dO); both K-major.
+  __device__ __forceinline__ void gemm_rows(float (&acc)[kSRegs], std::uint32_t a_rows,
+                                            std::uint32_t b_rows) const {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const std::uint32_t off = (kk % 4) * 32; // 16 elements inside the 128-byte row
+      const std::uint64_t da =
+          sw128_desc(a_rows + (kk / 4) * Cfg::kKVColBlockBytes + off, 16, 1024);
+      const std::uint64_t db = sw128_desc(b_rows + (kk / 4) * Cfg::kQColBlockBytes + off, 16, 1024);
+      if (kk == 0) {
+        MmaS::run_zero(acc, da, db);
+      } else {
+        MmaS::run(acc, da, db, 1);
+      }
+    }
+    wgmma_commit();
+  }
+
+  // Calls f(index, visible, LSE * log2 e, D) for each score register. Element e of column
+  // group j: key r0 + 8 (e / 2), query 8 j + 2 (lane % 4) + e % 2 of the block.
+  template <class F>
+  __device__ __forceinline__ void each_score(int m0, std::uint32_t rows, F&& f) const {
+    const bool masked = m0 + BM > w.seq.q_len || w.rule.tile_needs_mask(m0, m0 + BM - 1, kw0, 64);
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j) {
+      const int c = 8 * j + 2 * (lane % 4);
+      float lse2[2], d[2];
+      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+                   : "=f"(lse2[0]), "=f"(lse2[1])
+                   : "r"(rows + 4 * c));
+      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+                   : "=f"(d[0]), "=f"(d[1])
+                   : "r"(rows + 4 * (BM + c)));
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool visible = !masked || w.rule.visible(m0 + c + e % 2, kw0 + r0 + 8 * (e / 2));
+        f(4 * j + e, visible, lse2[e % 2], d[e % 2]);
+      }
+    }
+  }
+
+  // Accumulator registers -> wgmma A fragments (k-step kk: columns [16 kk, 16 kk + 16)).
+  __device__ __forceinline__ void pack(const float (&acc)[kSRegs],
+                                       std::uint32_t (&f)[kSteps][4]) const {
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        f[kk][i] = pack2(acc[8 * kk + 2 * i], acc[8 * kk + 2 * i + 1], Cfg::kBf16);
+      }
+    }
+  }
+
+  // Element i of the packed fragments (pack's layout: even elements in the low halves), back in
+  // fp32.
+  static __device__ __forceinline__ float unpacked(const std::uint32_t (&f)[kSteps][4], int i) {
+    const std::uint32_t pair = f[i / 8][(i % 8) / 2];
+    if constexpr (Cfg::kBf16) {
+      return __uint_as_float(i % 2 ? pair & 0xffff0000u : pair << 16);
+    } else {
+      float r;
+      if (i % 2) {
+        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.f32.f16 %0, hi;\n}\n"
+            : "=f"(r)
+            : "r"(pair));
+      } else {
+        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.f32.f16 %0, lo;\n}\n"
+            : "=f"(r)
+            : "r"(pair));
+      }
+      return r;
+    }
+  }
+
+  // dS^T fragments -> the dS^T buffer: key row R (of the CTA's 128) holds the block's 64
+  // queries in 128 bytes, 16-byte chunks swizzled as TMA's SWIZZLE_128B (chunk ^ R % 8).
+  __device__ __forceinline__ void store_ds(const std::uint32_t (&f)[kSteps][4],
+                                           std::uint32_t ds) const {
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = 64 * wg + r0 + 8 * (i % 2);
+        const int chunk = (2 * kk + i / 2) ^ (row % 8);
+        asm volatile(
+            "st.shared.u32 [%0], %1;\n" ::"r"(ds + row * 128 + chunk * 16 + 4 * (lane % 4)),
+            "r"(f[kk][i])
+            : "memory");
+      }
+    }
+  }
+
+  // dQ (64 queries x 64 columns) = dS K over Cfg::kDqKeys keys; A = dS from the key-major dS^T
+  // buffer, B = K's rows: both MN-major.
+  __device__ __forceinline__ void gemm_dq(float (&dq)[kSRegs], std::uint32_t ds) const {
+    const std::uint32_t a0 = ds + (Cfg::kDqSplit ? 0 : 64 * wg * 128);
+    const std::uint32_t b0 =
+        smem + Cfg::kOffK + (Cfg::kDqSplit ? wg * Cfg::kKVColBlockBytes : 64 * wg * 128);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
+      const std::uint64_t da = sw128_desc(a0 + kk * 2048, Cfg::kDsBytes, 1024);
+      const std::uint64_t db = sw128_desc(b0 + kk * 2048, Cfg::kKVColBlockBytes, 1024);
+      if (kk == 0) {
+        MmaDq::run_zero(dq, da, db);
+      } else {
+        MmaDq::run(dq, da, db, 1);
+      }
+    }
+    wgmma_commit();
+  }
+
+  // dQ -> the warpgroup's staging boxes (32 fp32 columns in 128-byte rows, 16-byte chunks
+  // swizzled as TMA's SWIZZLE_128B), then one thread adds them into dq_accum. Rows past the
+  // sequence hold 0 (their dS is 0): adding them changes nothing. The next step's row value
+  // (row_value) is stored before the same barrier.
+  __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], int it,
+                                            float next_row) const {
+    const std::uint32_t box0 = smem + Cfg::kOffDq + wg * Cfg::kDqBytes;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = r0 + 8 * h;
+        const int chunk = (2 * (j % 4) + (lane % 4) / 2) ^ (row % 8);
+        const std::uint32_t at =
+            box0 + (j / 4) * Cfg::kDqBoxBytes + row * 128 + chunk * 16 + 8 * (lane % 2);
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(dq[4 * j + 2 * h]),
+                     "f"(dq[4 * j + 2 * h + 1])
+                     : "memory");
+      }
+    }
+    if (it + 1 < w.steps) {
+      store_row(it + 1, next_row);
+    }
+    fence_proxy_async();
+    named_bar_sync(4 + wg, 128);
+    if (tid == 0) {
+      const int row = static_cast<int>(acc_row0(a.p, w.seq, w.b)) + w.m0(it);
+      const int col = Cfg::kDqSplit ? 64 * wg : 0;
+      tma_reduce_add_3d(&a.tma_dq, box0, col, row, w.head(it));
+      tma_reduce_add_3d(&a.tma_dq, box0 + Cfg::kDqBoxBytes, col + 32, row, w.head(it));
+      bulk_commit();
+    }
+  }
+
+  // The step's LSE * log2 e and D rows, in this warpgroup's buffer of the step's stage: thread
+  // t < 64 loads row t's LSE, the others row t - 64's D (0 past the sequence).
+  __device__ __forceinline__ std::uint32_t rows_of(int it) const {
+    return smem + Cfg::kOffRows + (wg * Cfg::kStages + BwdRing<Cfg>::stage(it)) * Cfg::kRowBytes;
+  }
+  __device__ __forceinline__ float row_value(int it) const {
+    const FlashBwdParams& p = a.p;
+    const int n = w.head(it), i = w.m0(it) + tid % 64;
+    if (i >= w.seq.q_len) {
+      return 0.f;
+    }
+    if (tid < 64) {
+      const RowOffsets off = row_offsets(p.fwd, w.seq, w.b, n);
+      return lse_log2(p.fwd.lse[off.lse + i * p.fwd.lse_row_stride]);
+    }
+    return p.dsum[n * p.acc_rows + acc_row0(p, w.seq, w.b) + i];
+  }
+  __device__ __forceinline__ void store_row(int it, float v) const {
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(rows_of(it) + 4 * tid), "f"(v) : "memory");
+  }
+
+  __device__ __forceinline__ void release(std::uint32_t bar) const {
+    __syncwarp();
+    if (lane == 0) {
+      mbar_arrive(bar);
+    }
+  }
+
+  // K and V landed; key rows past a padded/packed length zeroed.
+  __device__ __forceinline__ void wait_kv() const {
+    mbar_wait(ring.kv_full(), 0);
+    if (w.k_tail(a.p.fwd)) {
+      const int t = 128 * wg + tid;
+      zero_tile_rows<Cfg>(smem + Cfg::kOffK, Cfg::kKVColBlockBytes, w.seq.k_len - w.n0,
+                          Cfg::kBlockN, t, Cfg::kConsumerThreads);
+      zero_tile_rows<Cfg>(smem + Cfg::kOffV, Cfg::kKVColBlockBytes, w.seq.k_len - w.n0,
+                          Cfg::kBlockN, t, Cfg::kConsumerThreads);
+      named_bar_sync(1, Cfg::kConsumerThreads);
+    }
+  }
+
+  // acc += A B over the block's 64 query rows: A = P^T or dS^T from registers, B = the stage's
+  // dO (for dV) or Q (for dK), N-major.
+  __device__ __forceinline__ void gemm_frags(float (&acc)[kAccRegs],
+                                             const std::uint32_t (&f)[kSteps][4],
+                                             std::uint32_t b_rows) const {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+      MmaKV::run(acc, f[kk], sw128_desc(b_rows + kk * 2048, Cfg::kQColBlockBytes, 1024), 1);
+    }
+    wgmma_commit();
+  }
+
+  template <bool kSoftcap>
+  __device__ __forceinline__ void step(int it) const {
+    const int st = BwdRing<Cfg>::stage(it);
+    const std::uint32_t ph = BwdRing<Cfg>::parity(it);
+    const int m0 = w.m0(it);
+    const std::uint32_t q = smem + Cfg::kOffQ + st * Cfg::kQBytes;
+    const std::uint32_t d_o = smem + Cfg::kOffDo + st * Cfg::kQBytes;
+    const std::uint32_t ds = smem + Cfg::kOffDs + (it % 2) * Cfg::kDsBytes;
+    mbar_wait(ring.q_full(st), ph);
+    mbar_wait(ring.do_full(st), ph);
+    if (w.q_tail(a.p.fwd, m0)) { // warpgroup 0 zeroes Q's rows, 1 dO's
+      zero_tile_rows<Cfg>(wg == 0 ? q : d_o, Cfg::kQColBlockBytes, w.seq.q_len - m0, BM, tid, 128);
+      named_bar_sync(1, Cfg::kConsumerThreads);
+    }
+    float s[kSRegs], dp[kSRegs];
+    gemm_rows(s, smem + Cfg::kOffK + 64 * wg * 128, q);
+    gemm_rows(dp, smem + Cfg::kOffV + 64 * wg * 128, d_o);
+    const std::uint32_t rows = rows_of(it);
+    const ScoreGrad sg(a.p.fwd);
+    std::uint32_t pf[kSteps][4], dsf[kSteps][4];
+    if constexpr (kSoftcap ||
+                  !Cfg::kBf16) { // dS needs the softcap's derivative at the score: one pass
+      wgmma_wait<0>();
+      reg_fence(s);
+      reg_fence(dp);
+      each_score(m0, rows, [&](int i, bool visible, float lse2, float d) {
+        s[i] = sg(s[i], dp[i], lse2, d, visible);
+      });
+      pack(s, pf);
+      pack(dp, dsf);
+      gemm_frags(dv, pf, d_o);
+      gemm_frags(dk, dsf, q);
+    } else { // P and dV while dP^T's product runs, then dS and dK while dV's runs
+      wgmma_wait<1>();
+      reg_fence(s);
+      each_score(m0, rows, [&](int i, bool visible, float lse2, float) {
+        s[i] = sg.prob(s[i], lse2, visible);
+      });
+      pack(s, pf);
+      gemm_frags(dv, pf, d_o);
+      wgmma_wait<1>();
+      reg_fence(dp);
+      // dS from P as the dV product reads it, rounded to the element type (tests/gpu/
+      // backward_case.hpp's error model has dS inherit P's rounding): keeping P in fp32 as well
+      // spilled at head dim 128.
+      each_score(m0, rows, [&](int i, bool visible, float, float d) {
+        dp[i] = sg.dscore(unpacked(pf, i), dp[i], d, visible);
+      });
+      pack(dp, dsf);
+      gemm_frags(dk, dsf, q);
+    }
+    store_ds(dsf, ds);
+    fence_proxy_async();
+    if (tid == 0) {
+      bulk_wait_read<0>(); // the last reduction has read the dQ boxes: the barrier frees them
+    }
+    if constexpr (Cfg::kDqSplit) {
+      named_bar_sync(1, Cfg::kConsumerThreads); // both warpgroups' dS^T rows
+    } else {
+      named_bar_sync(2 + wg, 128);
+    }
+    float dq[kSRegs];
+    gemm_dq(dq, ds);
+    // The next step's rows, loaded while dQ's product runs and stored with dQ before the
+    // reduction's barrier (which orders them before their reads, and after those of the step
+    // before).
+    const float next_row = it + 1 < w.steps ? row_value(it + 1) : 0.f;
+    wgmma_wait<1>(); // all but dQ done: the A fragments may be overwritten
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+      reg_fence(pf[kk]);
+      reg_fence(dsf[kk]);
+    }
+    release(ring.q_empty(st));
+    release(ring.do_empty(st));
+    wgmma_wait<0>();
+    reg_fence(dq);
+    reduce_dq(dq, it, next_row);
+  }
+
+  // dK and dV of this warpgroup's keys (0 for keys no query sees), rounded to the element type.
+  __device__ __forceinline__ void store_grads() const {
+    const FlashBwdParams& p = a.p;
+    const BwdRowOffsets off = bwd_row_offsets(p, w.seq, w.b, w.kv * w.group, w.kv);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int key = kw0 + r0 + 8 * h;
+      if (key >= w.key_rows) {
+        continue;
+      }
+      auto* gdk =
+          static_cast<std::uint32_t*>(p.dk) + (off.dk + key * p.dk_row_stride + 2 * (lane % 4)) / 2;
+      auto* gdv =
+          static_cast<std::uint32_t*>(p.dv) + (off.dv + key * p.dv_row_stride + 2 * (lane % 4)) / 2;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        gdk[4 * j] = pack2(dk[4 * j + 2 * h], dk[4 * j + 2 * h + 1], Cfg::kBf16);
+        gdv[4 * j] = pack2(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1], Cfg::kBf16);
+      }
+    }
+  }
+};
+
+template <class Cfg>
+__device__ __forceinline__ void consume_steps(const BwdArgs& a, std::uint32_t smem,
+                                              const BwdWork<Cfg>& w, int wg) {
+  using C = BwdConsumer<Cfg>;
+  float dk[C::kAccRegs], dv[C::kAccRegs];
+#pragma unroll
+  for (int i = 0; i < C::kAccRegs; ++i) {
+    dk[i] = 0.f;
+    dv[i] = 0.f;
+  }
+  const C c{.a = a, .smem = smem, .w = w, .wg = wg, .dk = dk, .dv = dv};
+  if (w.steps > 0) {
+    c.store_row(0, c.row_value(0));
+    named_bar_sync(4 + wg, 128);
+    c.wait_kv();
+    if (a.p.fwd.softcap > 0.f) {
+      for (int it = 0; it < w.steps; ++it) {
+        c.template step<true>(it);
+      }
+    } else {
+      for (int it = 0; it < w.steps; ++it) {
+        c.template step<false>(it);
+      }
+    }
+  }
+  c.store_grads();
+  if (c.tid == 0) {
+    bulk_wait<0>(); // the reductions are done with shared memory before the CTA exits
+  }
+}
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,43 @@
+// The sm90 backward's producer: one thread issues the TMA loads (K and V once, then Q and dO per
+// step into their two-stage buffers), throttled by the consumers' empty barriers.
+#pragma once
+
+#include <cstdint>
+
+#include "bwd_config.cuh"
+#include "bwd_work.cuh"
+#include "ptx.cuh"
+
+namespace kattn::cuda_kernels::sm90 {
+
+template <class Cfg>
+__device__ __forceinline__ void produce_tiles(const BwdArgs& a, std::uint32_t smem,
+                                              const BwdWork<Cfg>& w) {
+  const BwdRing<Cfg> ring{smem + Cfg::kOffBar};
+  // A tensor's tile of `rows` rows at row coordinate `row`: its 64-column boxes.
+  const auto load = [&](std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int row,
+                        int head, int col_block_bytes) {
+#pragma unroll
+    for (int c = 0; c < Cfg::kColBlocks; ++c) {
+      tma_load_4d(dst + c * col_block_bytes, map, bar, c * 64, row, head, w.coord_b);
+    }
+  };
+  mbar_expect_tx(ring.kv_full(), 2 * Cfg::kKVBytes);
+  load(smem + Cfg::kOffK, &a.tma_k, ring.kv_full(), w.k_row0 + w.n0, w.kv, Cfg::kKVColBlockBytes);
+  load(smem + Cfg::kOffV, &a.tma_v, ring.kv_full(), w.k_row0 + w.n0, w.kv, Cfg::kKVColBlockBytes);
+  for (int it = 0; it < w.steps; ++it) {
+    const int st = BwdRing<Cfg>::stage(it);
+    const std::uint32_t ph = BwdRing<Cfg>::parity(it);
+    const int row = w.q_row0 + w.m0(it);
+    mbar_wait(ring.q_empty(st), ph ^ 1u);
+    mbar_expect_tx(ring.q_full(st), Cfg::kQBytes);
+    load(smem + Cfg::kOffQ + st * Cfg::kQBytes, &a.tma_q, ring.q_full(st), row, w.head(it),
+         Cfg::kQColBlockBytes);
+    mbar_wait(ring.do_empty(st), ph ^ 1u);
+    mbar_expect_tx(ring.do_full(st), Cfg::kQBytes);
+    load(smem + Cfg::kOffDo + st * Cfg::kQBytes, &a.tma_do, ring.do_full(st), row, w.head(it),
+         Cfg::kQColBlockBytes);
+  }
+}
+
+} // namespace kattn::cuda_kernels::sm90

@@ -1,0 +1,40 @@
+// The sm90 family's backward hooks: what it serves, the kernel's name, and the passes of one
+// backward in stream order.
+#include "sm90_bwd.hpp"
+
+#include <string>
+
+#include "common/bwd_row_passes.hpp"
+#include "inst/bwd_instances.hpp"
+#include "kattn_kernels/params_limits.hpp"
+
+namespace kattn::cuda_kernels::sm90 {
+
+std::string bwd_unsupported_reason(const FlashBwdParams& p) {
+  const FlashFwdParams& f = p.fwd;
+  if (p.deterministic)
+    return "deterministic mode: the sm90 backward adds each key block's dQ into dq_accum by TMA "
+           "reductions, in no fixed order (sm80's dq kernel serves it)";
+  if (f.H != f.Hv || (f.H != 64 && f.H != 128))
+    return "head dims H=" + std::to_string(f.H) + " Hv=" + std::to_string(f.Hv) +
+           " not instantiated (sm90 backward: H == Hv in {64, 128})";
+  for (const std::string& why :
+       {sizes_limit(f), unit_dim_stride_limit(f), access_limit(f, 16, 8, "TMA"),
+        bwd_access_limit(p, 16, 8, "TMA"), varlen_limit(f), heads_limit(f), grid_limit(f)})
+    if (!why.empty())
+      return why;
+  return {};
+}
+
+std::string bwd_kernel_name(const FlashBwdParams& p) {
+  return std::string("sm90_bwd_") + (p.fwd.dtype == ElemType::bf16 ? "bf16" : "f16") + "_h" +
+         std::to_string(p.fwd.H);
+}
+
+void run_bwd(const FlashBwdParams& p, CUstream_st* stream) {
+  bwd_prepass(p, stream);
+  launch_bwd_instance(p.fwd.dtype == ElemType::bf16, p.fwd.H, p, stream);
+  bwd_convert_dq(p, stream);
+}
+
+} // namespace kattn::cuda_kernels::sm90
