@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <vector>
 
 #include "gpu/backward_case.hpp"
@@ -51,7 +52,8 @@ std::vector<const char*> families() {
 // Every family of this device, forced.
 void check(const Spec& s) {
   for (const char* family : families()) {
-    CAPTURE(family);
+    const std::string forced = family; // doctest prints a const char* as its address
+    CAPTURE(forced);
     const kattn::test::ScopedEnv force("KOKKOSATTN_CUDA_KERNEL", family);
     kattn::test::check_backward_matches(s, false, {}, Backend::cuda);
   }
