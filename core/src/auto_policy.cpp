@@ -57,8 +57,9 @@ AutoOrder auto_order(const Dims& d, bool backward) {
   // H200, 2026-11-30 (benchmarks/results/h200-2026-11-30-ours-interleaved.json and the codelab
   // demo's sweeps): up to ~2^30 FLOP the forward is bound by per-call cost, where cuda's is lower
   // (7.8 vs 9.4 us back to back; 13.8 vs 14.6 us GPU time at the codelab shape). The backward
-  // order is unchanged: cuda's sm80 backward runs at 0.28-0.49x cuDNN's fwd+bwd
-  // (benchmarks/results/h200-2026-12-02-cuda-backward.md).
+  // order is unchanged: cuda's fwd+bwd runs at 0.34-0.47x cuDNN's with the sm80 backward and
+  // 0.50-0.57x with the sm90 one's first version (benchmarks/results/
+  // h200-2026-12-02-cuda-backward.md, h200-2026-12-03-sm90-backward.md).
   const double flops =
       2.0 * double(d.B) * double(d.N) * double(d.T) * double(d.S) * (double(d.H) + double(d.Hv));
   if (!backward && flops <= small_problem_flops)
