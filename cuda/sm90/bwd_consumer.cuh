@@ -281,8 +281,9 @@ struct BwdConsumer {
     const std::uint32_t rows = rows_of(it);
     const ScoreGrad sg(a.p.fwd);
     std::uint32_t pf[kSteps][4], dsf[kSteps][4];
-    if constexpr (kSoftcap ||
-                  !Cfg::kBf16) { // dS needs the softcap's derivative at the score: one pass
+    // One pass after both products with a softcap (dS needs its derivative at the raw score) and
+    // in fp16 (whose P conversions in the two-pass order spilled 24 bytes at head dim 128).
+    if constexpr (kSoftcap || !Cfg::kBf16) {
       wgmma_wait<0>();
       reg_fence(s);
       reg_fence(dp);
