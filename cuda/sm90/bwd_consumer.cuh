@@ -174,12 +174,14 @@ struct BwdConsumer {
   }
 
   // dQ -> the warpgroup's staging boxes (32 fp32 columns in 128-byte rows, 16-byte chunks
-  // swizzled as TMA's SWIZZLE_128B), then one thread adds them into dq_accum. Rows past the
-  // sequence hold 0 (their dS is 0): adding them changes nothing. The next step's row value
-  // (row_value) is stored before the same barrier.
+  // swizzled as TMA's SWIZZLE_128B), then one thread adds them into dq_accum. The next step's
+  // row value (row_value) is stored before the same barrier.
   __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], int it,
                                             float next_row) const {
     const std::uint32_t box0 = smem + Cfg::kOffDq + wg * Cfg::kDqBytes;
+    // A box reaching past the sequence adds into the next sequence's (or batch entry's) rows:
+    // those get exactly 0, not 0 * K, which is NaN where this sequence's K holds an inf.
+    const int valid_rows = w.seq.q_len - w.m0(it);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
 #pragma unroll
@@ -188,8 +190,9 @@ struct BwdConsumer {
         const int chunk = (2 * (j % 4) + (lane % 4) / 2) ^ (row % 8);
         const std::uint32_t at =
             box0 + (j / 4) * Cfg::kDqBoxBytes + row * 128 + chunk * 16 + 8 * (lane % 2);
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(dq[4 * j + 2 * h]),
-                     "f"(dq[4 * j + 2 * h + 1])
+        const bool valid = row < valid_rows;
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at),
+                     "f"(valid ? dq[4 * j + 2 * h] : 0.f), "f"(valid ? dq[4 * j + 2 * h + 1] : 0.f)
                      : "memory");
       }
     }
