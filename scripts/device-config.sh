@@ -43,7 +43,10 @@ args=(-S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_
   "-DKokkos_ROOT=$kokkos")
 if [[ $backend == cuda ]]; then
   fe=$("$here/fetch-cudnn-frontend.sh")
-  args+=("-DCMAKE_CXX_COMPILER=$kokkos/bin/nvcc_wrapper" "-DKokkosAttn_CUDNN_FRONTEND_DIR=$fe")
+  # naive's GEMMs on cuBLAS through Kokkos Kernels (the codelab's unfused baseline on the GPU).
+  kk=$("$here/kokkos-kernels.sh" --kokkos "$kokkos" --tpl cublas --jobs "$jobs")
+  args+=("-DCMAKE_CXX_COMPILER=$kokkos/bin/nvcc_wrapper" "-DKokkosAttn_CUDNN_FRONTEND_DIR=$fe"
+    -DKokkosAttn_ENABLE_KOKKOSKERNELS=ON "-DKokkosKernels_ROOT=$kk")
   env=()
 else
   args+=(-DCMAKE_CXX_COMPILER=hipcc -DKokkosAttn_ENABLE_TESTS=OFF)
@@ -59,7 +62,8 @@ fi
 log "configuring $build against $kokkos"
 in_root env "${env[@]}" cmake "${args[@]}" >"$build/device-config-configure.log" 2>&1 ||
   { tail -n 40 "$build/device-config-configure.log" >&2; die "configure failed (log: $build/device-config-configure.log)"; }
-if [[ $backend == cuda ]]; then expect=(KokkosAttn_ENABLE_CUDA=ON KokkosAttn_ENABLE_TPL_CUDNN=ON)
+if [[ $backend == cuda ]]; then
+  expect=(KokkosAttn_ENABLE_CUDA=ON KokkosAttn_ENABLE_TPL_CUDNN=ON KokkosAttn_ENABLE_KOKKOSKERNELS=ON)
 else expect=(KokkosAttn_ENABLE_HIP=ON); fi
 deps_check_configured "$build" "$kokkos" "${expect[@]}" || die "configured against the wrong Kokkos"
 log "building ($jobs jobs)"

@@ -25,7 +25,7 @@ log() { printf '[kokkos-kernels] %s\n' "$*" >&2; }
 die() { printf '[kokkos-kernels] ERROR: %s\n' "$*" >&2; exit 1; }
 
 snapshot=$repo/../shared/third_party/kokkos-kernels-4.7.99-2fc2af19.tar.gz
-recipe=2 # bump when the options below (or the root's BLAS) change
+recipe=3 # bump when the options below (or the root's BLAS) change
 
 kokkos=/usr tpl=blas print_only=0 jobs=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 while [[ $# -gt 0 ]]; do
@@ -43,7 +43,9 @@ case "$tpl" in
   # needs no Fortran compiler to detect it; LAPACK is not used.
   blas) tpl_opts=(-DKokkosKernels_ENABLE_TPL_BLAS=ON -DBLAS_LIBRARIES=openblas
     "-DF77_BLAS_MANGLE=(name,NAME) name ## _" -DKokkosKernels_ENABLE_TPL_LAPACK=OFF) ;;
-  cublas) tpl_opts=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF) ;;
+  # cuSOLVER (found beside cuBLAS and on by default) needs cuSPARSE: neither is used.
+  cublas) tpl_opts=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF
+    -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF) ;;
   *) die "--tpl: expected blas or cublas, got '$tpl'" ;;
 esac
 [[ -f $snapshot ]] || die "no Kokkos Kernels snapshot at $snapshot"
@@ -73,7 +75,9 @@ opts=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 -DCMAKE_CXX_EX
   -DKokkosKernels_ENABLE_ALL_COMPONENTS=OFF -DKokkosKernels_ENABLE_COMPONENT_BLAS=ON
   -DKokkosKernels_ENABLE_COMPONENT_BATCHED=ON -DKokkosKernels_ADD_DEFAULT_ETI=OFF
   -DKokkosKernels_INST_FLOAT=OFF -DKokkosKernels_INST_DOUBLE=OFF
-  -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_ENABLE_TESTS=OFF "${tpl_opts[@]}")
+  -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_ENABLE_TESTS=OFF
+  # A static library that shared libkokkosattn links (the device builds are shared).
+  -DCMAKE_POSITION_INDEPENDENT_CODE=ON "${tpl_opts[@]}")
 [[ -z $cxx ]] || opts+=("-DCMAKE_CXX_COMPILER=$cxx")
 t0=$SECONDS
 (
