@@ -88,13 +88,11 @@ std::size_t dq_floats(const FlashBwdParams& p, bool dq_kernel) {
 
 } // namespace
 
-// Whether auto may take the sm90 backward. Its first version (dQ by atomics) passed the device
-// tests on the H200; the version here (dQ by TMA reductions, LSE/D rows staged by the
-// consumers) has compiled and passed the host checks but not yet run on a GPU (the session that
-// wrote it had no device time left: benchmarks/results/h200-2026-12-03-sm90-backward.md). Until
-// `kokkosattn_gpu_tests -tc='cuda/backward*'` (which forces each family) passes on an H200,
-// it runs only when KOKKOSATTN_CUDA_KERNEL=sm90 asks for it.
-constexpr bool kSm90BackwardVerified = false;
+// Whether auto may take the sm90 backward: on since its TMA-reduction version passed the device
+// tests (both families forced), compute-sanitizer and the conformance runner on the H200, and
+// ran 1.2-1.6x the sm80 backward's fwd+bwd (benchmarks/results/h200-2026-12-03-sm90-backward.md).
+// Off again, the family runs only when KOKKOSATTN_CUDA_KERNEL=sm90 asks for it.
+constexpr bool kSm90BackwardVerified = true;
 
 // The sm90 family first where it serves the problem (not in deterministic mode; see
 // kSm90BackwardVerified), else sm80; KOKKOSATTN_CUDA_KERNEL forces one and then refuses instead

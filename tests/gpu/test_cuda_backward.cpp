@@ -142,8 +142,7 @@ TEST_CASE("cuda/backward: what it does not serve is refused, naming why") {
   CHECK(r.reason.find("sm80 backward: H == Hv in {64, 128}") != std::string::npos);
   const bool sm90_named =
       r.reason.find("sm90 backward: H == Hv in {64, 128}") != std::string::npos ||
-      r.reason.find("sm90 kernels need compute capability 9.0") != std::string::npos ||
-      r.reason.find("sm90: opt-in") != std::string::npos; // flash_bwd.cpp's kSm90BackwardVerified
+      r.reason.find("sm90 kernels need compute capability 9.0") != std::string::npos;
   CHECK(sm90_named);
 }
 

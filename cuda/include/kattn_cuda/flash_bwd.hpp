@@ -11,7 +11,7 @@ namespace kattn::cuda_kernels {
 
 // Picks the backward kernel for `p` on the current device: the sm90 family (wgmma, TMA) on
 // compute capability 9.0 for head dims 64 and 128 outside deterministic mode (dQ by TMA
-// reductions; opt-in for now: flash_bwd.cpp's kSm90BackwardVerified), else the sm80 family
+// reductions; flash_bwd.cpp's kSm90BackwardVerified can take it out of auto), else the sm80 family
 // (mma.sync) on any device of compute capability >= 8.0, whose
 // deterministic mode and head dim 128 compute dq in a kernel of its own (no atomics: bitwise
 // repeatable). KOKKOSATTN_CUDA_KERNEL=sm80|sm90 forces a family (then refused with its reason,
