@@ -3,10 +3,12 @@
 // from the forward's LSE (common/bwd_scores.cuh):
 //   S^T = K Q^T, dP^T = V dO^T          wgmma, both operands from shared memory (64 x 64)
 //   P^T, dS^T                           in registers (masking, softcap)
-//   dV += P^T dO, dK += dS^T Q          wgmma with the A operand from registers
-//   dS^T -> shared memory, then dQ = dS K (wgmma, both operands MN-major), staged in shared
-//   memory and added into dq_accum by a TMA reduction (bwd_config.cuh: which keys and columns
-//   each warpgroup's dQ covers)
+//   dV += P^T dO                        wgmma with the A operand from registers
+//   dS^T -> shared memory, dQ = dS K    wgmma, both operands MN-major
+//   dK += dS^T Q                        A from registers, running while dQ is staged in shared
+//                                       memory and added into dq_accum by a TMA reduction
+//                                       (bwd_config.cuh: which keys and columns each
+//                                       warpgroup's dQ covers)
 // The warpgroup also stages the next step's LSE * log2 e and D rows in shared memory.
 #pragma once
 
@@ -79,11 +81,18 @@ struct BwdConsumer {
     wgmma_commit();
   }
 
+  // Whether a step's tile needs per-element masking (rows past the sequence, keys past it or
+  // outside a row's window): decided once per step, so that the common tile's score loop is
+  // straight-line code (H200 ncu, 2026-12-03: a per-element test left ~290 branches in the step).
+  __device__ __forceinline__ bool tile_masked(int m0) const {
+    return m0 + BM > w.seq.q_len || w.rule.tile_needs_mask(m0, m0 + BM - 1, kw0, 64);
+  }
+
   // Calls f(index, visible, LSE * log2 e, D) for each score register. Element e of column
-  // group j: key r0 + 8 (e / 2), query 8 j + 2 (lane % 4) + e % 2 of the block.
-  template <class F>
+  // group j: key r0 + 8 (e / 2), query 8 j + 2 (lane % 4) + e % 2 of the block. Visibility
+  // (kMasked) compares the key with its query's key range: selects, no branches.
+  template <bool kMasked, class F>
   __device__ __forceinline__ void each_score(int m0, std::uint32_t rows, F&& f) const {
-    const bool masked = m0 + BM > w.seq.q_len || w.rule.tile_needs_mask(m0, m0 + BM - 1, kw0, 64);
 #pragma unroll
     for (int j = 0; j < BM / 8; ++j) {
       const int c = 8 * j + 2 * (lane % 4);
@@ -96,7 +105,12 @@ struct BwdConsumer {
                    : "r"(rows + 4 * (BM + c)));
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const bool visible = !masked || w.rule.visible(m0 + c + e % 2, kw0 + r0 + 8 * (e / 2));
+        bool visible = true;
+        if constexpr (kMasked) {
+          const int i = m0 + c + e % 2, key = kw0 + r0 + 8 * (e / 2);
+          const IndexRange<int> keys = w.rule.row_keys(i);
+          visible = i < w.seq.q_len && key >= keys.lo && key < keys.hi;
+        }
         f(4 * j + e, visible, lse2[e % 2], d[e % 2]);
       }
     }
@@ -264,7 +278,9 @@ struct BwdConsumer {
     wgmma_commit();
   }
 
-  template <bool kSoftcap>
+  // One step. The products are issued as S^T, dP^T, dV, dQ, dK: wgmma groups complete in
+  // order, so waiting for dQ leaves dK running while dQ is staged and reduced.
+  template <bool kSoftcap, bool kMasked>
   __device__ __forceinline__ void step(int it) const {
     const int st = BwdRing<Cfg>::stage(it);
     const std::uint32_t ph = BwdRing<Cfg>::parity(it);
@@ -284,23 +300,29 @@ struct BwdConsumer {
     const std::uint32_t rows = rows_of(it);
     const ScoreGrad sg(a.p.fwd);
     std::uint32_t pf[kSteps][4], dsf[kSteps][4];
+    // The next step's LSE or D row, from global memory: loaded once dS is in registers, so that
+    // the dS^T store, the barrier and dQ's product hide its latency (loaded after dQ's product
+    // was issued, it stalled the step: ncu, 2026-12-03; any earlier, it spilled at head dim
+    // 128). Stored with dQ before the reduction's barrier, which orders it before its reads and
+    // after those of the step before.
+    float next_row;
     // One pass after both products with a softcap (dS needs its derivative at the raw score) and
     // in fp16 (whose P conversions in the two-pass order spilled 24 bytes at head dim 128).
     if constexpr (kSoftcap || !Cfg::kBf16) {
       wgmma_wait<0>();
       reg_fence(s);
       reg_fence(dp);
-      each_score(m0, rows, [&](int i, bool visible, float lse2, float d) {
+      each_score<kMasked>(m0, rows, [&](int i, bool visible, float lse2, float d) {
         s[i] = sg(s[i], dp[i], lse2, d, visible);
       });
       pack(s, pf);
       pack(dp, dsf);
       gemm_frags(dv, pf, d_o);
-      gemm_frags(dk, dsf, q);
-    } else { // P and dV while dP^T's product runs, then dS and dK while dV's runs
+      next_row = it + 1 < w.steps ? row_value(it + 1) : 0.f;
+    } else { // P and dV while dP^T's product runs, then dS while dV's runs
       wgmma_wait<1>();
       reg_fence(s);
-      each_score(m0, rows, [&](int i, bool visible, float lse2, float) {
+      each_score<kMasked>(m0, rows, [&](int i, bool visible, float lse2, float) {
         s[i] = sg.prob(s[i], lse2, visible);
       });
       pack(s, pf);
@@ -310,11 +332,11 @@ struct BwdConsumer {
       // dS from P as the dV product reads it, rounded to the element type (tests/gpu/
       // backward_case.hpp's error model has dS inherit P's rounding): keeping P in fp32 as well
       // spilled at head dim 128.
-      each_score(m0, rows, [&](int i, bool visible, float, float d) {
+      each_score<kMasked>(m0, rows, [&](int i, bool visible, float, float d) {
         dp[i] = sg.dscore(unpacked(pf, i), dp[i], d, visible);
       });
       pack(dp, dsf);
-      gemm_frags(dk, dsf, q);
+      next_row = it + 1 < w.steps ? row_value(it + 1) : 0.f;
     }
     store_ds(dsf, ds);
     fence_proxy_async();
@@ -328,21 +350,21 @@ struct BwdConsumer {
     }
     float dq[kSRegs];
     gemm_dq(dq, ds);
-    // The next step's rows, loaded while dQ's product runs and stored with dQ before the
-    // reduction's barrier (which orders them before their reads, and after those of the step
-    // before).
-    const float next_row = it + 1 < w.steps ? row_value(it + 1) : 0.f;
-    wgmma_wait<1>(); // all but dQ done: the A fragments may be overwritten
+    gemm_frags(dk, dsf, q);
+    wgmma_wait<1>(); // dV and dQ done, dK running
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
       reg_fence(pf[kk]);
+    }
+    reg_fence(dq);
+    release(ring.do_empty(st));
+    reduce_dq(dq, it, next_row);
+    wgmma_wait<0>(); // dK done: its A fragments may be overwritten, Q's stage refilled
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
       reg_fence(dsf[kk]);
     }
     release(ring.q_empty(st));
-    release(ring.do_empty(st));
-    wgmma_wait<0>();
-    reg_fence(dq);
-    reduce_dq(dq, it, next_row);
   }
 
   // dK and dV of this warpgroup's keys (0 for keys no query sees), rounded to the element type.
@@ -383,13 +405,23 @@ __device__ __forceinline__ void consume_steps(const BwdArgs& a, std::uint32_t sm
     c.store_row(0, c.row_value(0));
     named_bar_sync(4 + wg, 128);
     c.wait_kv();
+    // The masked variant only where a tile needs it (a uniform branch per warpgroup; both
+    // variants meet the other warpgroup at the same barriers).
     if (a.p.fwd.softcap > 0.f) {
       for (int it = 0; it < w.steps; ++it) {
-        c.template step<true>(it);
+        if (c.tile_masked(w.m0(it))) {
+          c.template step<true, true>(it);
+        } else {
+          c.template step<true, false>(it);
+        }
       }
     } else {
       for (int it = 0; it < w.steps; ++it) {
-        c.template step<false>(it);
+        if (c.tile_masked(w.m0(it))) {
+          c.template step<false, true>(it);
+        } else {
+          c.template step<false, false>(it);
+        }
       }
     }
   }
