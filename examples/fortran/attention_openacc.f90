@@ -8,6 +8,7 @@ program attention_openacc
   use, intrinsic :: iso_c_binding
   use openacc
   use kokkosattn
+  use plain_attention, only: causal_attention
   implicit none
   integer, parameter :: H = 32, N = 4, T = 48
   real(c_float), target :: q(H, N, T, 1), k(H, N, T, 1), v(H, N, T, 1), o(H, N, T, 1)
@@ -53,7 +54,7 @@ program attention_openacc
   call kattn_problem_destroy(p)
   call kattn_finalize()
 
-  call attention(real(q(:, :, :, 1), c_double), real(k(:, :, :, 1), c_double), &
+  call causal_attention(real(q(:, :, :, 1), c_double), real(k(:, :, :, 1), c_double), &
                  real(v(:, :, :, 1), c_double), want)
   ! fp32 against double, softmax weights over <= 48 keys of values in [0, 1): 1e-5 is ~100 ulps.
   print '(a, l1, a, es10.3)', "attention_openacc: on the accelerator: ", &
@@ -63,27 +64,4 @@ program attention_openacc
     stop 1
   end if
   print '(a)', "attention_openacc: OK"
-
-contains
-
-  ! Causal attention, scale 1/sqrt(H).
-  subroutine attention(qd, kd, vd, out)
-    real(c_double), intent(in) :: qd(H, N, T), kd(H, N, T), vd(H, N, T)
-    real(c_double), intent(out) :: out(H, N, T)
-    real(c_double) :: w(T)
-    integer :: head, i, j
-    do head = 1, N
-      do i = 1, T
-        do j = 1, i
-          w(j) = dot_product(qd(:, head, i), kd(:, head, j)) / sqrt(real(H, c_double))
-        end do
-        w(1:i) = exp(w(1:i) - maxval(w(1:i)))
-        w(1:i) = w(1:i) / sum(w(1:i))
-        out(:, head, i) = 0
-        do j = 1, i
-          out(:, head, i) = out(:, head, i) + w(j) * vd(:, head, j)
-        end do
-      end do
-    end do
-  end subroutine
 end program

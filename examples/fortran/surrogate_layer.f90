@@ -6,6 +6,7 @@
 program surrogate_layer
   use, intrinsic :: iso_c_binding
   use kokkosattn
+  use plain_attention, only: causal_attention
   implicit none
   integer, parameter :: H = 16, N = 4, T = 64, steps = 10
   real(c_float), parameter :: dt = 0.1
@@ -31,7 +32,7 @@ program surrogate_layer
   do step = 1, steps
     call kattn_plan_execute(plan, c_loc(x), c_loc(x), c_loc(x), c_loc(a))
     x = x + dt * a
-    call attention(xr, ar)
+    call causal_attention(xr, xr, xr, ar)
     xr = xr + dt * ar
   end do
   call kattn_plan_destroy(plan)
@@ -46,27 +47,4 @@ program surrogate_layer
     stop 1
   end if
   print '(a)', "surrogate_layer: OK"
-
-contains
-
-  ! Causal self-attention of y (H, N, T) in double precision, scale 1/sqrt(H).
-  subroutine attention(y, out)
-    real(c_double), intent(in) :: y(H, N, T)
-    real(c_double), intent(out) :: out(H, N, T)
-    real(c_double) :: w(T)
-    integer :: head, i, j ! (Fortran names are case-blind: not n, which is N)
-    do head = 1, N
-      do i = 1, T
-        do j = 1, i
-          w(j) = dot_product(y(:, head, i), y(:, head, j)) / sqrt(real(H, c_double))
-        end do
-        w(1:i) = exp(w(1:i) - maxval(w(1:i)))
-        w(1:i) = w(1:i) / sum(w(1:i))
-        out(:, head, i) = 0
-        do j = 1, i
-          out(:, head, i) = out(:, head, i) + w(j) * y(:, head, j)
-        end do
-      end do
-    end do
-  end subroutine
 end program
