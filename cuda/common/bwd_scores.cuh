@@ -14,9 +14,11 @@ namespace kattn::cuda_kernels {
 
 struct ScoreGrad {
   float scale, softcap, cap_in; // cap_in = scale / softcap (softcap > 0)
+  float scale_log2;             // scale * log2 e
 
   __device__ __forceinline__ explicit ScoreGrad(const FlashFwdParams& f)
-      : scale(f.scale), softcap(f.softcap), cap_in(f.softcap > 0.f ? f.scale / f.softcap : 0.f) {}
+      : scale(f.scale), softcap(f.softcap), cap_in(f.softcap > 0.f ? f.scale / f.softcap : 0.f),
+        scale_log2(f.scale * 1.4426950408889634f) {}
 
   // x: raw score; dp: dO.v (replaced by dS); lse2: LSE * log2 e (0 for rows without keys); d: D.
   // Returns P.
@@ -39,7 +41,7 @@ struct ScoreGrad {
   // The same without a softcap, in two passes (P can then be used before dP is known): the
   // probability, then dS from it.
   __device__ __forceinline__ float prob(float x, float lse2, bool visible) const {
-    return visible ? fast_exp2(x * scale * 1.4426950408889634f - lse2) : 0.f;
+    return visible ? fast_exp2(x * scale_log2 - lse2) : 0.f;
   }
   __device__ __forceinline__ float dscore(float pr, float dp, float d, bool visible) const {
     return visible ? pr * (dp - d) * scale : 0.f;

@@ -49,8 +49,11 @@ struct BwdConfig {
   static constexpr int kOffQ = kOffV + kKVBytes;
   static constexpr int kOffDo = kOffQ + kStages * kQBytes;
   static constexpr int kOffDs = kOffDo + kStages * kQBytes; // two buffers
-  // A warpgroup's dQ (64 rows x 64 fp32 columns) as two TMA boxes of 32 columns (128-byte rows).
-  static constexpr int kDqBoxBytes = kBlockM * 128;
+  // A warpgroup's dQ (64 rows x 64 fp32 columns): two column halves of 32 fp32 (128-byte rows),
+  // each warp's 16 rows of a half one TMA box (kDqWarpRows x 32).
+  static constexpr int kDqWarpRows = 16;
+  static constexpr int kDqWarpBytes = kDqWarpRows * 128;
+  static constexpr int kDqBoxBytes = kBlockM * 128; // a column half
   static constexpr int kDqBytes = 2 * kDqBoxBytes;
   static constexpr int kOffDq = kOffDs + 2 * kDsBytes;
   // LSE * log2 e, then D, of a step's rows: per consumer warpgroup, per stage.

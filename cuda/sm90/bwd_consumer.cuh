@@ -6,8 +6,8 @@
 //   dV += P^T dO                        wgmma with the A operand from registers
 //   dS^T -> shared memory, dQ = dS K    wgmma, both operands MN-major
 //   dK += dS^T Q                        A from registers, running while dQ is staged in shared
-//                                       memory and added into dq_accum by a TMA reduction
-//                                       (bwd_config.cuh: which keys and columns each
+//                                       memory and added into dq_accum by TMA reductions (one
+//                                       per warp; bwd_config.cuh: which keys and columns each
 //                                       warpgroup's dQ covers)
 // The warpgroup also stages the next step's LSE * log2 e and D rows in shared memory.
 #pragma once
@@ -45,6 +45,8 @@ struct BwdConsumer {
   static constexpr int kAccRegs = D / 2; // m64nD accumulators: dK, dV
   static constexpr int kSRegs = BM / 2;  // m64n64: S^T, dP^T, dQ
   static constexpr int kSteps = BM / 16; // k-steps of the register-A products
+  static constexpr int kRowVals = BM / 4; // query columns of a thread's scores
+  using Step = BwdStep<Cfg>;
   using MmaS = WgmmaSS<BM, Cfg::kBf16, false>;
   using MmaKV = WgmmaRS<D, Cfg::kBf16, true>;
   using MmaDq = WgmmaSS<64, Cfg::kBf16, true>;
@@ -88,21 +90,33 @@ struct BwdConsumer {
     return m0 + BM > w.seq.q_len || w.rule.tile_needs_mask(m0, m0 + BM - 1, kw0, 64);
   }
 
-  // Calls f(index, visible, LSE * log2 e, D) for each score register. Element e of column
-  // group j: key r0 + 8 (e / 2), query 8 j + 2 (lane % 4) + e % 2 of the block. Visibility
-  // (kMasked) compares the key with its query's key range: selects, no branches.
+  // A row buffer's values at the query columns of this thread's scores (`which` 0: LSE * log2 e,
+  // 1: D): column group j's queries 8 j + 2 (lane % 4) and + 1 in v[2 j] and v[2 j + 1]. Loaded
+  // before the wgmma wait that precedes their use: loaded beside each score, they waited on shared
+  // memory behind the products' operand reads (H200 ncu, 2026-12-03).
+  __device__ __forceinline__ void row_pair(std::uint32_t rows, int which, int j,
+                                           float* v) const {
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+                 : "=f"(v[0]), "=f"(v[1])
+                 : "r"(rows + 4 * (which * BM + 8 * j + 2 * (lane % 4))));
+  }
+  __device__ __forceinline__ void load_rows(std::uint32_t rows, int which,
+                                            float (&v)[kRowVals]) const {
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j) {
+      row_pair(rows, which, j, &v[2 * j]);
+    }
+  }
+
+  // Calls f(index, visible, column) for each score register; column indexes load_rows' values.
+  // Element e of column group j: key r0 + 8 (e / 2), query 8 j + 2 (lane % 4) + e % 2 of the
+  // block. Visibility (kMasked) compares the key with its query's key range: selects, no
+  // branches.
   template <bool kMasked, class F>
-  __device__ __forceinline__ void each_score(int m0, std::uint32_t rows, F&& f) const {
+  __device__ __forceinline__ void each_score(int m0, F&& f) const {
 #pragma unroll
     for (int j = 0; j < BM / 8; ++j) {
       const int c = 8 * j + 2 * (lane % 4);
-      float lse2[2], d[2];
-      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
-                   : "=f"(lse2[0]), "=f"(lse2[1])
-                   : "r"(rows + 4 * c));
-      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
-                   : "=f"(d[0]), "=f"(d[1])
-                   : "r"(rows + 4 * (BM + c)));
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         bool visible = true;
@@ -111,7 +125,7 @@ struct BwdConsumer {
           const IndexRange<int> keys = w.rule.row_keys(i);
           visible = i < w.seq.q_len && key >= keys.lo && key < keys.hi;
         }
-        f(4 * j + e, visible, lse2[e % 2], d[e % 2]);
+        f(4 * j + e, visible, 2 * j + e % 2);
       }
     }
   }
@@ -187,62 +201,66 @@ struct BwdConsumer {
     wgmma_commit();
   }
 
-  // dQ -> the warpgroup's staging boxes (32 fp32 columns in 128-byte rows, 16-byte chunks
-  // swizzled as TMA's SWIZZLE_128B), then one thread adds them into dq_accum. The next step's
-  // row value (row_value) is stored before the same barrier.
-  __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], int it,
-                                            float next_row) const {
-    const std::uint32_t box0 = smem + Cfg::kOffDq + wg * Cfg::kDqBytes;
+  // dQ -> this warp's staging boxes (its 16 rows x 32 fp32 columns, 128-byte rows, 16-byte
+  // chunks swizzled as TMA's SWIZZLE_128B), then its lane 0 adds them into dq_accum: no barrier
+  // beyond the warp (a warpgroup-wide one before the reduction stalled the step: H200 ncu,
+  // 2026-12-03).
+  __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], const Step& s) const {
+    const int warp = tid / 32;
+    const std::uint32_t box0 = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
+    if (lane == 0) {
+      bulk_wait_read<0>(); // this warp's last reduction has read its boxes
+    }
+    __syncwarp();
     // A box reaching past the sequence adds into the next sequence's (or batch entry's) rows:
     // those get exactly 0, not 0 * K, which is NaN where this sequence's K holds an inf.
-    const int valid_rows = w.seq.q_len - w.m0(it);
+    const int valid_rows = w.seq.q_len - s.m0;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = r0 + 8 * h;
+        const int row = lane / 4 + 8 * h; // of the warp's 16
         const int chunk = (2 * (j % 4) + (lane % 4) / 2) ^ (row % 8);
         const std::uint32_t at =
             box0 + (j / 4) * Cfg::kDqBoxBytes + row * 128 + chunk * 16 + 8 * (lane % 2);
-        const bool valid = row < valid_rows;
+        const bool valid = Cfg::kDqWarpRows * warp + row < valid_rows;
         asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at),
                      "f"(valid ? dq[4 * j + 2 * h] : 0.f), "f"(valid ? dq[4 * j + 2 * h + 1] : 0.f)
                      : "memory");
       }
     }
-    if (it + 1 < w.steps) {
-      store_row(it + 1, next_row);
-    }
     fence_proxy_async();
-    named_bar_sync(4 + wg, 128);
-    if (tid == 0) {
-      const int row = static_cast<int>(acc_row0(a.p, w.seq, w.b)) + w.m0(it);
+    __syncwarp();
+    if (lane == 0 && Cfg::kDqWarpRows * warp < valid_rows) {
+      const int row = static_cast<int>(acc_row0(a.p, w.seq, w.b)) + s.m0 + Cfg::kDqWarpRows * warp;
       const int col = Cfg::kDqSplit ? 64 * wg : 0;
-      tma_reduce_add_3d(&a.tma_dq, box0, col, row, w.head(it));
-      tma_reduce_add_3d(&a.tma_dq, box0 + Cfg::kDqBoxBytes, col + 32, row, w.head(it));
+      tma_reduce_add_3d(&a.tma_dq, box0, col, row, s.head);
+      tma_reduce_add_3d(&a.tma_dq, box0 + Cfg::kDqBoxBytes, col + 32, row, s.head);
       bulk_commit();
     }
   }
 
   // The step's LSE * log2 e and D rows, in this warpgroup's buffer of the step's stage: thread
-  // t < 64 loads row t's LSE, the others row t - 64's D (0 past the sequence).
-  __device__ __forceinline__ std::uint32_t rows_of(int it) const {
-    return smem + Cfg::kOffRows + (wg * Cfg::kStages + BwdRing<Cfg>::stage(it)) * Cfg::kRowBytes;
+  // t < 64 brings row t's LSE, the others row t - 64's D, from global memory (row_raw) and stores
+  // it (store_row) before a barrier of the warpgroup.
+  __device__ __forceinline__ std::uint32_t rows_of(const Step& s) const {
+    return smem + Cfg::kOffRows + (wg * Cfg::kStages + BwdRing<Cfg>::stage(s.it)) * Cfg::kRowBytes;
   }
-  __device__ __forceinline__ float row_value(int it) const {
+  __device__ __forceinline__ float row_raw(const Step& s) const {
     const FlashBwdParams& p = a.p;
-    const int n = w.head(it), i = w.m0(it) + tid % 64;
+    const int i = s.m0 + tid % 64;
     if (i >= w.seq.q_len) {
-      return 0.f;
+      return tid < 64 ? -INFINITY : 0.f; // stored as 0
     }
     if (tid < 64) {
-      const RowOffsets off = row_offsets(p.fwd, w.seq, w.b, n);
-      return lse_log2(p.fwd.lse[off.lse + i * p.fwd.lse_row_stride]);
+      const RowOffsets off = row_offsets(p.fwd, w.seq, w.b, s.head);
+      return p.fwd.lse[off.lse + i * p.fwd.lse_row_stride];
     }
-    return p.dsum[n * p.acc_rows + acc_row0(p, w.seq, w.b) + i];
+    return p.dsum[s.head * p.acc_rows + acc_row0(p, w.seq, w.b) + i];
   }
-  __device__ __forceinline__ void store_row(int it, float v) const {
-    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(rows_of(it) + 4 * tid), "f"(v) : "memory");
+  __device__ __forceinline__ void store_row(const Step& s, float raw) const {
+    const float v = tid < 64 ? lse_log2(raw) : raw;
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(rows_of(s) + 4 * tid), "f"(v) : "memory");
   }
 
   __device__ __forceinline__ void release(std::uint32_t bar) const {
@@ -278,71 +296,99 @@ struct BwdConsumer {
     wgmma_commit();
   }
 
-  // One step. The products are issued as S^T, dP^T, dV, dQ, dK: wgmma groups complete in
-  // order, so waiting for dQ leaves dK running while dQ is staged and reduced.
-  template <bool kSoftcap, bool kMasked>
-  __device__ __forceinline__ void step(int it) const {
-    const int st = BwdRing<Cfg>::stage(it);
-    const std::uint32_t ph = BwdRing<Cfg>::parity(it);
-    const int m0 = w.m0(it);
+  // S^T = K Q^T and dP^T = V dO^T of step s, once its Q and dO landed (rows past a padded or
+  // packed length zeroed first).
+  __device__ __forceinline__ void issue_scores(const Step& s, float (&sa)[kSRegs],
+                                               float (&dpa)[kSRegs]) const {
+    const int st = BwdRing<Cfg>::stage(s.it);
+    const std::uint32_t ph = BwdRing<Cfg>::parity(s.it);
     const std::uint32_t q = smem + Cfg::kOffQ + st * Cfg::kQBytes;
     const std::uint32_t d_o = smem + Cfg::kOffDo + st * Cfg::kQBytes;
-    const std::uint32_t ds = smem + Cfg::kOffDs + (it % 2) * Cfg::kDsBytes;
     mbar_wait(ring.q_full(st), ph);
     mbar_wait(ring.do_full(st), ph);
-    if (w.q_tail(a.p.fwd, m0)) { // warpgroup 0 zeroes Q's rows, 1 dO's
-      zero_tile_rows<Cfg>(wg == 0 ? q : d_o, Cfg::kQColBlockBytes, w.seq.q_len - m0, BM, tid, 128);
+    if (w.q_tail(a.p.fwd, s.m0)) { // warpgroup 0 zeroes Q's rows, 1 dO's
+      zero_tile_rows<Cfg>(wg == 0 ? q : d_o, Cfg::kQColBlockBytes, w.seq.q_len - s.m0, BM, tid,
+                          128);
       named_bar_sync(1, Cfg::kConsumerThreads);
     }
-    float s[kSRegs], dp[kSRegs];
-    gemm_rows(s, smem + Cfg::kOffK + 64 * wg * 128, q);
-    gemm_rows(dp, smem + Cfg::kOffV + 64 * wg * 128, d_o);
-    const std::uint32_t rows = rows_of(it);
+    gemm_rows(sa, smem + Cfg::kOffK + 64 * wg * 128, q);
+    gemm_rows(dpa, smem + Cfg::kOffV + 64 * wg * 128, d_o);
+  }
+
+  // One step: S^T, dP^T, dV, dQ, dK issued in that order; wgmma groups complete in order, so
+  // waiting for dQ leaves dK running while dQ is staged and reduced. (Issuing the next step's
+  // S^T and dP^T before this step's dK is waited for, so that they overlap the staging, made
+  // ptxas serialise the wgmma: accumulators in flight across the loop's back edge.)
+  // The score loops come in two variants, with per-element masking where the tile needs it and
+  // without (a uniform branch per warpgroup around each loop, not around the products: accumulators
+  // carried into the next step through a branch made ptxas serialise the wgmma).
+  template <bool kSoftcap>
+  __device__ __forceinline__ void step(const Step& s) const {
+    const bool masked = tile_masked(s.m0);
+    const auto scores = [&](auto&& f) {
+      if (masked) {
+        each_score<true>(s.m0, f);
+      } else {
+        each_score<false>(s.m0, f);
+      }
+    };
+    const int st = BwdRing<Cfg>::stage(s.it);
+    const std::uint32_t q = smem + Cfg::kOffQ + st * Cfg::kQBytes;
+    const std::uint32_t d_o = smem + Cfg::kOffDo + st * Cfg::kQBytes;
+    const std::uint32_t ds = smem + Cfg::kOffDs + (s.it % 2) * Cfg::kDsBytes;
+    const std::uint32_t rows = rows_of(s);
+    const bool has_next = s.it + 1 < w.steps;
+    const Step n = s.next(w);
+    // The next step's LSE or D row, from global memory, loaded first: this step hides its
+    // latency, and it is stored before this step's dS^T barrier, which orders it before the next
+    // step's reads and after the step before's.
+    const float next_raw = has_next ? row_raw(n) : 0.f;
     const ScoreGrad sg(a.p.fwd);
+    float sa[kSRegs], dpa[kSRegs];
+    issue_scores(s, sa, dpa);
     std::uint32_t pf[kSteps][4], dsf[kSteps][4];
-    // The next step's LSE or D row, from global memory: loaded once dS is in registers, so that
-    // the dS^T store, the barrier and dQ's product hide its latency (loaded after dQ's product
-    // was issued, it stalled the step: ncu, 2026-12-03; any earlier, it spilled at head dim
-    // 128). Stored with dQ before the reduction's barrier, which orders it before its reads and
-    // after those of the step before.
-    float next_row;
     // One pass after both products with a softcap (dS needs its derivative at the raw score) and
     // in fp16 (whose P conversions in the two-pass order spilled 24 bytes at head dim 128).
     if constexpr (kSoftcap || !Cfg::kBf16) {
       wgmma_wait<0>();
-      reg_fence(s);
-      reg_fence(dp);
-      each_score<kMasked>(m0, rows, [&](int i, bool visible, float lse2, float d) {
-        s[i] = sg(s[i], dp[i], lse2, d, visible);
+      reg_fence(sa);
+      reg_fence(dpa);
+      float lse2[2], d[2]; // a column group's, loaded as its scores come (32 preloaded spilled)
+      scores([&](int i, bool visible, int c) {
+        if (i % 4 == 0) {
+          row_pair(rows, 0, i / 4, lse2);
+          row_pair(rows, 1, i / 4, d);
+        }
+        sa[i] = sg(sa[i], dpa[i], lse2[c % 2], d[c % 2], visible);
       });
-      pack(s, pf);
-      pack(dp, dsf);
+      pack(sa, pf);
+      pack(dpa, dsf);
       gemm_frags(dv, pf, d_o);
-      next_row = it + 1 < w.steps ? row_value(it + 1) : 0.f;
     } else { // P and dV while dP^T's product runs, then dS while dV's runs
+      float lse2[kRowVals];
+      load_rows(rows, 0, lse2);
       wgmma_wait<1>();
-      reg_fence(s);
-      each_score<kMasked>(m0, rows, [&](int i, bool visible, float lse2, float) {
-        s[i] = sg.prob(s[i], lse2, visible);
-      });
-      pack(s, pf);
+      reg_fence(sa);
+      scores([&](int i, bool visible, int c) { sa[i] = sg.prob(sa[i], lse2[c], visible); });
+      pack(sa, pf);
       gemm_frags(dv, pf, d_o);
+      float d[kRowVals];
+      load_rows(rows, 1, d);
       wgmma_wait<1>();
-      reg_fence(dp);
+      reg_fence(dpa);
       // dS from P as the dV product reads it, rounded to the element type (tests/gpu/
       // backward_case.hpp's error model has dS inherit P's rounding): keeping P in fp32 as well
       // spilled at head dim 128.
-      each_score<kMasked>(m0, rows, [&](int i, bool visible, float, float d) {
-        dp[i] = sg.dscore(unpacked(pf, i), dp[i], d, visible);
+      scores([&](int i, bool visible, int c) {
+        dpa[i] = sg.dscore(unpacked(pf, i), dpa[i], d[c], visible);
       });
-      pack(dp, dsf);
-      next_row = it + 1 < w.steps ? row_value(it + 1) : 0.f;
+      pack(dpa, dsf);
+    }
+    if (has_next) {
+      store_row(n, next_raw);
     }
     store_ds(dsf, ds);
     fence_proxy_async();
-    if (tid == 0) {
-      bulk_wait_read<0>(); // the last reduction has read the dQ boxes: the barrier frees them
-    }
     if constexpr (Cfg::kDqSplit) {
       named_bar_sync(1, Cfg::kConsumerThreads); // both warpgroups' dS^T rows
     } else {
@@ -358,7 +404,7 @@ struct BwdConsumer {
     }
     reg_fence(dq);
     release(ring.do_empty(st));
-    reduce_dq(dq, it, next_row);
+    reduce_dq(dq, s);
     wgmma_wait<0>(); // dK done: its A fragments may be overwritten, Q's stage refilled
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
@@ -402,32 +448,24 @@ __device__ __forceinline__ void consume_steps(const BwdArgs& a, std::uint32_t sm
   }
   const C c{.a = a, .smem = smem, .w = w, .wg = wg, .dk = dk, .dv = dv};
   if (w.steps > 0) {
-    c.store_row(0, c.row_value(0));
+    typename C::Step s = C::Step::first(w);
+    c.store_row(s, c.row_raw(s));
     named_bar_sync(4 + wg, 128);
     c.wait_kv();
-    // The masked variant only where a tile needs it (a uniform branch per warpgroup; both
-    // variants meet the other warpgroup at the same barriers).
+    const auto walk = [&]<bool kSoftcap>() {
+      for (; s.it < w.steps; s = s.next(w)) {
+        c.template step<kSoftcap>(s);
+      }
+    };
     if (a.p.fwd.softcap > 0.f) {
-      for (int it = 0; it < w.steps; ++it) {
-        if (c.tile_masked(w.m0(it))) {
-          c.template step<true, true>(it);
-        } else {
-          c.template step<true, false>(it);
-        }
-      }
+      walk.template operator()<true>();
     } else {
-      for (int it = 0; it < w.steps; ++it) {
-        if (c.tile_masked(w.m0(it))) {
-          c.template step<false, true>(it);
-        } else {
-          c.template step<false, false>(it);
-        }
-      }
+      walk.template operator()<false>();
     }
   }
   c.store_grads();
-  if (c.tid == 0) {
-    bulk_wait<0>(); // the reductions are done with shared memory before the CTA exits
+  if (c.lane == 0) {
+    bulk_wait<0>(); // the warp's reductions are done with shared memory before the CTA exits
   }
 }
 

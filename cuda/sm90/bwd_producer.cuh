@@ -25,17 +25,17 @@ __device__ __forceinline__ void produce_tiles(const BwdArgs& a, std::uint32_t sm
   mbar_expect_tx(ring.kv_full(), 2 * Cfg::kKVBytes);
   load(smem + Cfg::kOffK, &a.tma_k, ring.kv_full(), w.k_row0 + w.n0, w.kv, Cfg::kKVColBlockBytes);
   load(smem + Cfg::kOffV, &a.tma_v, ring.kv_full(), w.k_row0 + w.n0, w.kv, Cfg::kKVColBlockBytes);
-  for (int it = 0; it < w.steps; ++it) {
-    const int st = BwdRing<Cfg>::stage(it);
-    const std::uint32_t ph = BwdRing<Cfg>::parity(it);
-    const int row = w.q_row0 + w.m0(it);
+  for (BwdStep<Cfg> s = BwdStep<Cfg>::first(w); s.it < w.steps; s = s.next(w)) {
+    const int st = BwdRing<Cfg>::stage(s.it);
+    const std::uint32_t ph = BwdRing<Cfg>::parity(s.it);
+    const int row = w.q_row0 + s.m0;
     mbar_wait(ring.q_empty(st), ph ^ 1u);
     mbar_expect_tx(ring.q_full(st), Cfg::kQBytes);
-    load(smem + Cfg::kOffQ + st * Cfg::kQBytes, &a.tma_q, ring.q_full(st), row, w.head(it),
+    load(smem + Cfg::kOffQ + st * Cfg::kQBytes, &a.tma_q, ring.q_full(st), row, s.head,
          Cfg::kQColBlockBytes);
     mbar_wait(ring.do_empty(st), ph ^ 1u);
     mbar_expect_tx(ring.do_full(st), Cfg::kQBytes);
-    load(smem + Cfg::kOffDo + st * Cfg::kQBytes, &a.tma_do, ring.do_full(st), row, w.head(it),
+    load(smem + Cfg::kOffDo + st * Cfg::kQBytes, &a.tma_do, ring.do_full(st), row, s.head,
          Cfg::kQColBlockBytes);
   }
 }

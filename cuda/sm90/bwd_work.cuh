@@ -40,12 +40,6 @@ struct BwdWork {
     // side by side add into different dq_accum rows instead of contending for the same ones.
     rotation = m_count > 0 ? static_cast<int>(blockIdx.x) % m_count : 0;
   }
-  // Step it: query head kv * group + it / m_count, query block m_begin + (it + rotation) %
-  // m_count.
-  __device__ __forceinline__ int head(int it) const { return kv * group + it / m_count; }
-  __device__ __forceinline__ int m0(int it) const {
-    return (m_begin + (it % m_count + rotation) % m_count) * Cfg::kBlockM;
-  }
   // Padded or packed rows past a length may hold anything (caller padding, another sequence):
   // a tile that reaches past q_len (k_len) has those rows zeroed in shared memory.
   __device__ __forceinline__ bool q_tail(const FlashFwdParams& f, int m0_) const {
@@ -53,6 +47,34 @@ struct BwdWork {
   }
   __device__ __forceinline__ bool k_tail(const FlashFwdParams& f) const {
     return (f.seqlens_k != nullptr || f.cu_seqlens_k != nullptr) && n0 + Cfg::kBlockN > seq.k_len;
+  }
+};
+
+// Step it of a CTA's walk: query head kv * group + it / m_count, query block m_begin +
+// (it % m_count + rotation) % m_count; advanced without divisions (computed per step, they
+// stalled the consumers: H200 ncu, 2026-12-03). The producer and the consumers walk alike.
+template <class Cfg>
+struct BwdStep {
+  int it = 0;
+  int head = 0;
+  int m_rel = 0; // query block m_begin + m_rel
+  int m0 = 0;
+  __device__ __forceinline__ static BwdStep first(const BwdWork<Cfg>& w) {
+    BwdStep s;
+    s.head = w.kv * w.group;
+    s.m_rel = w.rotation;
+    s.m0 = (w.m_begin + s.m_rel) * Cfg::kBlockM;
+    return s;
+  }
+  __device__ __forceinline__ BwdStep next(const BwdWork<Cfg>& w) const {
+    BwdStep s = *this;
+    ++s.it;
+    s.m_rel = m_rel + 1 == w.m_count ? 0 : m_rel + 1;
+    if (s.m_rel == w.rotation) { // the walk came round: the group's next query head
+      ++s.head;
+    }
+    s.m0 = (w.m_begin + s.m_rel) * Cfg::kBlockM;
+    return s;
   }
 };
 
