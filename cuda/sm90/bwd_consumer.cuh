@@ -42,9 +42,9 @@ template <class Cfg>
 struct BwdConsumer {
   static constexpr int D = Cfg::kHeadDim;
   static constexpr int BM = Cfg::kBlockM;
-  static constexpr int kAccRegs = D / 2; // m64nD accumulators: dK, dV
-  static constexpr int kSRegs = BM / 2;  // m64n64: S^T, dP^T, dQ
-  static constexpr int kSteps = BM / 16; // k-steps of the register-A products
+  static constexpr int kAccRegs = D / 2;  // m64nD accumulators: dK, dV
+  static constexpr int kSRegs = BM / 2;   // m64n64: S^T, dP^T, dQ
+  static constexpr int kSteps = BM / 16;  // k-steps of the register-A products
   static constexpr int kRowVals = BM / 4; // query columns of a thread's scores
   using Step = BwdStep<Cfg>;
   using MmaS = WgmmaSS<BM, Cfg::kBf16, false>;
@@ -94,8 +94,7 @@ struct BwdConsumer {
   // 1: D): column group j's queries 8 j + 2 (lane % 4) and + 1 in v[2 j] and v[2 j + 1]. Loaded
   // before the wgmma wait that precedes their use: loaded beside each score, they waited on shared
   // memory behind the products' operand reads (H200 ncu, 2026-12-03).
-  __device__ __forceinline__ void row_pair(std::uint32_t rows, int which, int j,
-                                           float* v) const {
+  __device__ __forceinline__ void row_pair(std::uint32_t rows, int which, int j, float* v) const {
     asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
                  : "=f"(v[0]), "=f"(v[1])
                  : "r"(rows + 4 * (which * BM + 8 * j + 2 * (lane % 4))));
