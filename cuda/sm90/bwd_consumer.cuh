@@ -214,17 +214,29 @@ struct BwdConsumer {
     // A box reaching past the sequence adds into the next sequence's (or batch entry's) rows:
     // those get exactly 0, not 0 * K, which is NaN where this sequence's K holds an inf.
     const int valid_rows = w.seq.q_len - s.m0;
+    // Odd rows store column group j ^ 2 when the others store j: an 8-byte store is issued per
+    // half warp (4 rows), and under the swizzle rows 2r and 2r + 1 of column group j share their
+    // two 16-byte chunks (2-way bank conflicts: H200 ncu, 2026-12-03). Chunk of column group j,
+    // (2 (j % 4) + (lane % 4) / 2) ^ row, is (2 (j % 4)) ^ t: four offsets per thread (the
+    // compiler kept sixteen addresses live across the walk, and spilled).
+    const bool odd = (lane / 4) % 2 == 1;
+    const int t = ((lane % 4) / 2) ^ (lane / 4) ^ (odd ? 4 : 0);
+    std::uint32_t off[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      off[c] = box0 + (lane / 4) * 128 + ((2 * c) ^ t) * 16 + 8 * (lane % 2);
+    }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = lane / 4 + 8 * h; // of the warp's 16
-        const int chunk = (2 * (j % 4) + (lane % 4) / 2) ^ (row % 8);
-        const std::uint32_t at =
-            box0 + (j / 4) * Cfg::kDqBoxBytes + row * 128 + chunk * 16 + 8 * (lane % 2);
+        const std::uint32_t at = off[j % 4] + (j / 4) * Cfg::kDqBoxBytes + h * 8 * 128;
         const bool valid = Cfg::kDqWarpRows * warp + row < valid_rows;
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at),
-                     "f"(valid ? dq[4 * j + 2 * h] : 0.f), "f"(valid ? dq[4 * j + 2 * h + 1] : 0.f)
+        const float lo = odd ? dq[4 * (j ^ 2) + 2 * h] : dq[4 * j + 2 * h];
+        const float hi = odd ? dq[4 * (j ^ 2) + 2 * h + 1] : dq[4 * j + 2 * h + 1];
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(valid ? lo : 0.f),
+                     "f"(valid ? hi : 0.f)
                      : "memory");
       }
     }
@@ -251,11 +263,15 @@ struct BwdConsumer {
     if (i >= w.seq.q_len) {
       return tid < 64 ? -INFINITY : 0.f; // stored as 0
     }
+    // The sequence's first token read afresh (packed varlen: cu_seqlens_q, cached): kept from
+    // the kernel's start, it was the one value ptxas spilled at head dim 128 (with the LSE row
+    // loaded before the products, below).
+    const SeqSpan<int> seq = seq_span(p.fwd, w.b);
     if (tid < 64) {
-      const RowOffsets off = row_offsets(p.fwd, w.seq, w.b, s.head);
+      const RowOffsets off = row_offsets(p.fwd, seq, w.b, s.head);
       return p.fwd.lse[off.lse + i * p.fwd.lse_row_stride];
     }
-    return p.dsum[s.head * p.acc_rows + acc_row0(p, w.seq, w.b) + i];
+    return p.dsum[s.head * p.acc_rows + acc_row0(p, seq, w.b) + i];
   }
   __device__ __forceinline__ void store_row(const Step& s, float raw) const {
     const float v = tid < 64 ? lse_log2(raw) : raw;
@@ -343,12 +359,19 @@ struct BwdConsumer {
     // step's reads and after the step before's.
     const float next_raw = has_next ? row_raw(n) : 0.f;
     const ScoreGrad sg(a.p.fwd);
+    // One pass after both products with a softcap (dS needs its derivative at the raw score) and
+    // in fp16 (whose P conversions in the two-pass order spilled 24 bytes at head dim 128).
+    constexpr bool kOnePass = kSoftcap || !Cfg::kBf16;
+    // The two-pass order's LSE row, loaded before the products: loaded while they run, the loads
+    // waited behind their shared-memory operand reads (H200 ncu, 2026-12-03).
+    float lse2[kRowVals];
+    if constexpr (!kOnePass) {
+      load_rows(rows, 0, lse2);
+    }
     float sa[kSRegs], dpa[kSRegs];
     issue_scores(s, sa, dpa);
     std::uint32_t pf[kSteps][4], dsf[kSteps][4];
-    // One pass after both products with a softcap (dS needs its derivative at the raw score) and
-    // in fp16 (whose P conversions in the two-pass order spilled 24 bytes at head dim 128).
-    if constexpr (kSoftcap || !Cfg::kBf16) {
+    if constexpr (kOnePass) {
       wgmma_wait<0>();
       reg_fence(sa);
       reg_fence(dpa);
@@ -364,8 +387,6 @@ struct BwdConsumer {
       pack(dpa, dsf);
       gemm_frags(dv, pf, d_o);
     } else { // P and dV while dP^T's product runs, then dS while dV's runs
-      float lse2[kRowVals];
-      load_rows(rows, 0, lse2);
       wgmma_wait<1>();
       reg_fence(sa);
       scores([&](int i, bool visible, int c) { sa[i] = sg.prob(sa[i], lse2[c], visible); });
