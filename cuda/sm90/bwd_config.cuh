@@ -49,12 +49,11 @@ struct BwdConfig {
   static constexpr int kOffQ = kOffV + kKVBytes;
   static constexpr int kOffDo = kOffQ + kStages * kQBytes;
   static constexpr int kOffDs = kOffDo + kStages * kQBytes; // two buffers
-  // A warpgroup's dQ (64 rows x 64 fp32 columns): two column halves of 32 fp32 (128-byte rows),
-  // each warp's 16 rows of a half one TMA box (kDqWarpRows x 32).
+  // A warpgroup's dQ (64 rows x 64 fp32 columns), each warp's 16 rows one TMA box: a row is two
+  // 128-byte swizzle rows (columns 0-31, 32-63).
   static constexpr int kDqWarpRows = 16;
-  static constexpr int kDqWarpBytes = kDqWarpRows * 128;
-  static constexpr int kDqBoxBytes = kBlockM * 128; // a column half
-  static constexpr int kDqBytes = 2 * kDqBoxBytes;
+  static constexpr int kDqWarpBytes = kDqWarpRows * 256;
+  static constexpr int kDqBytes = kBlockM * 256;
   static constexpr int kOffDq = kOffDs + 2 * kDsBytes;
   // LSE * log2 e, then D, of a step's rows: per consumer warpgroup, per stage.
   static constexpr int kRowBytes = 2 * kBlockM * 4;

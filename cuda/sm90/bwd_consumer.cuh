@@ -200,43 +200,35 @@ struct BwdConsumer {
     wgmma_commit();
   }
 
-  // dQ -> this warp's staging boxes (its 16 rows x 32 fp32 columns, 128-byte rows, 16-byte
-  // chunks swizzled as TMA's SWIZZLE_128B), then its lane 0 adds them into dq_accum: no barrier
-  // beyond the warp (a warpgroup-wide one before the reduction stalled the step: H200 ncu,
-  // 2026-12-03).
+  // dQ -> this warp's staging box (its 16 rows x 64 fp32 columns; a row is two 128-byte
+  // swizzle rows, 16-byte chunks swizzled as TMA's SWIZZLE_128B), then its lane 0 adds the box
+  // into dq_accum: no barrier beyond the warp (a warpgroup-wide one before the reduction stalled
+  // the step: H200 ncu, 2026-12-03), one TMA reduction per warp (two 32-column boxes per warp
+  // queued at the TMA unit).
   __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], const Step& s) const {
     const int warp = tid / 32;
-    const std::uint32_t box0 = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
+    const std::uint32_t box = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
     if (lane == 0) {
-      bulk_wait_read<0>(); // this warp's last reduction has read its boxes
+      bulk_wait_read<0>(); // this warp's last reduction has read its box
     }
     __syncwarp();
     // A box reaching past the sequence adds into the next sequence's (or batch entry's) rows:
     // those get exactly 0, not 0 * K, which is NaN where this sequence's K holds an inf.
     const int valid_rows = w.seq.q_len - s.m0;
-    // Odd rows store column group j ^ 2 when the others store j: an 8-byte store is issued per
-    // half warp (4 rows), and under the swizzle rows 2r and 2r + 1 of column group j share their
-    // two 16-byte chunks (2-way bank conflicts: H200 ncu, 2026-12-03). Chunk of column group j,
-    // (2 (j % 4) + (lane % 4) / 2) ^ row, is (2 (j % 4)) ^ t: four offsets per thread (the
-    // compiler kept sixteen addresses live across the walk, and spilled).
-    const bool odd = (lane / 4) % 2 == 1;
-    const int t = ((lane % 4) / 2) ^ (lane / 4) ^ (odd ? 4 : 0);
-    std::uint32_t off[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      off[c] = box0 + (lane / 4) * 128 + ((2 * c) ^ t) * 16 + 8 * (lane % 2);
-    }
+    // Column group j of row r (of the warp's 16) is in swizzle row R = 2 r + j / 4, chunk
+    // (2 (j % 4) + (lane % 4) / 2) ^ (R % 8); the 8-byte stores of a half warp (4 rows, R % 8
+    // two apart) meet every bank once. Rows r and r + 8 share R % 8: h adds 16 swizzle rows.
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
+      const int sr = 2 * (lane / 4) + j / 4;
+      const std::uint32_t at0 =
+          box + sr * 128 + ((2 * (j % 4) + (lane % 4) / 2) ^ (sr % 8)) * 16 + 8 * (lane % 2);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = lane / 4 + 8 * h; // of the warp's 16
-        const std::uint32_t at = off[j % 4] + (j / 4) * Cfg::kDqBoxBytes + h * 8 * 128;
+        const int row = lane / 4 + 8 * h;
         const bool valid = Cfg::kDqWarpRows * warp + row < valid_rows;
-        const float lo = odd ? dq[4 * (j ^ 2) + 2 * h] : dq[4 * j + 2 * h];
-        const float hi = odd ? dq[4 * (j ^ 2) + 2 * h + 1] : dq[4 * j + 2 * h + 1];
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(valid ? lo : 0.f),
-                     "f"(valid ? hi : 0.f)
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at0 + h * 16 * 128),
+                     "f"(valid ? dq[4 * j + 2 * h] : 0.f), "f"(valid ? dq[4 * j + 2 * h + 1] : 0.f)
                      : "memory");
       }
     }
@@ -244,9 +236,7 @@ struct BwdConsumer {
     __syncwarp();
     if (lane == 0 && Cfg::kDqWarpRows * warp < valid_rows) {
       const int row = static_cast<int>(acc_row0(a.p, w.seq, w.b)) + s.m0 + Cfg::kDqWarpRows * warp;
-      const int col = Cfg::kDqSplit ? 64 * wg : 0;
-      tma_reduce_add_3d(&a.tma_dq, box0, col, row, s.head);
-      tma_reduce_add_3d(&a.tma_dq, box0 + Cfg::kDqBoxBytes, col + 32, row, s.head);
+      tma_reduce_add_4d(&a.tma_dq, box, 0, Cfg::kDqSplit ? 2 * wg : 0, row, s.head);
       bulk_commit();
     }
   }

@@ -17,8 +17,11 @@ CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::
                           std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
                           std::int64_t head_stride, std::int64_t batch_stride,
                           std::uint32_t box_rows);
-// 3-d f32 tensor map of a dense [heads, rows, cols] array (cols contiguous) with 128-byte swizzle
-// and a (box_cols, box_rows, 1) box: the backward's dq_accum, target of TMA reductions.
+// f32 tensor map of a dense [heads, rows, cols] array (cols contiguous, a multiple of 32) with
+// 128-byte swizzle and a box of box_rows x box_cols (a multiple of 32): the backward's dq_accum,
+// target of TMA reductions. 4-d (32, cols / 32, rows, heads), so that a box row wider than the
+// swizzle's 128 bytes is box_cols / 32 swizzle rows in shared memory (box coordinates
+// {0, col / 32, row, head}).
 CUtensorMap make_f32_rows_map(float* base, std::uint64_t cols, std::uint64_t rows,
                               std::uint64_t heads, std::uint32_t box_cols, std::uint32_t box_rows);
 // Multiprocessors of the current device.

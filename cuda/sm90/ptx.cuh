@@ -53,13 +53,13 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap
                "r"(c3)
                : "memory");
 }
-// 3-d tiled reduction: adds the shared-memory box at `src` into the tensor (f32 add), completing
+// 4-d tiled reduction: adds the shared-memory box at `src` into the tensor (f32 add), completing
 // in the thread's bulk async-group.
-__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, std::uint32_t src, int c0,
-                                                  int c1, int c2) {
-  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group"
-               " [%0, {%2, %3, %4}], [%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
-               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+__device__ __forceinline__ void tma_reduce_add_4d(const CUtensorMap* map, std::uint32_t src, int c0,
+                                                  int c1, int c2, int c3) {
+  asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group"
+               " [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
 __device__ __forceinline__ void bulk_commit() {

@@ -102,17 +102,19 @@ CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::
 CUtensorMap make_f32_rows_map(float* base, std::uint64_t cols, std::uint64_t rows,
                               std::uint64_t heads, std::uint32_t box_cols, std::uint32_t box_rows) {
   CUtensorMap map{};
-  const cuuint64_t dims[3] = {cols, std::max<std::uint64_t>(rows, 1), heads};
-  const cuuint64_t strides[2] = {cols * 4, cols * std::max<std::uint64_t>(rows, 1) * 4};
-  const cuuint32_t box[3] = {box_cols, box_rows, 1};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUresult r =
-      encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, base, dims, strides, box,
+  // Columns as (32, cols / 32): a 128-byte swizzle takes boxes of at most 128-byte rows.
+  const std::uint64_t r = std::max<std::uint64_t>(rows, 1);
+  const cuuint64_t dims[4] = {32, cols / 32, r, heads};
+  const cuuint64_t strides[3] = {128, cols * 4, cols * r * 4};
+  const cuuint32_t box[4] = {32, box_cols / 32, box_rows, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult res =
+      encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, base, dims, strides, box,
                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
+  if (res != CUDA_SUCCESS) {
     throw std::runtime_error("sm90: cuTensorMapEncodeTiled (f32 rows) failed (CUresult " +
-                             std::to_string(static_cast<int>(r)) + ")");
+                             std::to_string(static_cast<int>(res)) + ")");
   }
   return map;
 }
