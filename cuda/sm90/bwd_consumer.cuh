@@ -354,9 +354,14 @@ struct BwdConsumer {
     constexpr bool kOnePass = kSoftcap || !Cfg::kBf16;
     // The two-pass order's LSE row, loaded before the products: loaded while they run, the loads
     // waited behind their shared-memory operand reads (H200 ncu, 2026-12-03).
-    float lse2[kRowVals];
+    // D's row too at head dim 64 (at 128 that spilled: its accumulators take 64 more registers).
+    constexpr bool kDEarly = !kOnePass && D == 64;
+    float lse2[kRowVals], d[kRowVals];
     if constexpr (!kOnePass) {
       load_rows(rows, 0, lse2);
+    }
+    if constexpr (kDEarly) {
+      load_rows(rows, 1, d);
     }
     float sa[kSRegs], dpa[kSRegs];
     issue_scores(s, sa, dpa);
@@ -382,8 +387,9 @@ struct BwdConsumer {
       scores([&](int i, bool visible, int c) { sa[i] = sg.prob(sa[i], lse2[c], visible); });
       pack(sa, pf);
       gemm_frags(dv, pf, d_o);
-      float d[kRowVals];
-      load_rows(rows, 1, d);
+      if constexpr (!kDEarly) {
+        load_rows(rows, 1, d);
+      }
       wgmma_wait<1>();
       reg_fence(dpa);
       // dS from P as the dV product reads it, rounded to the element type (tests/gpu/
