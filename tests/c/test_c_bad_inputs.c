@@ -10,7 +10,7 @@
 
 enum { B = 2, T = 16, S = 24, N = 4, K = 2, H = 32, QN = B * T * N * H, KN = B * S * K * H };
 static float q[QN], k[KN], v[KN], o[QN], dout[QN], dq[QN], dk[KN], dv[KN], lse[B * N * T];
-static float bias[B * N * T * S], slopes[N + 1];
+static float bias[B * N * T * S], slopes[N + 1], factor[1] = {1.0f};
 static int seqlens[B + 1];
 static const float poison = -12345.0f;
 static const int64_t qx[4] = {B, T, N, H}, kx[4] = {B, S, K, H}, lx[3] = {B, N, T};
@@ -123,6 +123,14 @@ static void dbias_without_bias(kattn_problem_t p) {
   static const int64_t x[4] = {B, N, T, S};
   tensor(p, KATTN_DBIAS, bias, 4, x);
 }
+static void fp8_factor_f32_q(kattn_problem_t p) {
+  static const int64_t x[1] = {1};
+  tensor(p, KATTN_FP8_DESCALE_Q, factor, 1, x);
+}
+static void fp8_backward_factor_f32_q(kattn_problem_t p) {
+  static const int64_t x[1] = {1};
+  tensor(p, KATTN_FP8_AMAX_DQ, factor, 1, x);
+}
 
 typedef struct {
   const char* label;
@@ -161,6 +169,16 @@ static const bad_input rows[] = {
     {"dq's shape", dq_shape, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dq", "31"}},
     {"dk is k", dk_is_k, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dk", "k"}},
     {"dbias without bias", dbias_without_bias, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dbias", NULL}},
+    {"fp8 descale_q, f32 q",
+     fp8_factor_f32_q,
+     0,
+     KATTN_ERROR_INVALID_ARGUMENT,
+     {"descale_q", "f8_e4m3"}},
+    {"fp8 amax_dq, f32 q",
+     fp8_backward_factor_f32_q,
+     1,
+     KATTN_ERROR_INVALID_ARGUMENT,
+     {"amax_dq", "f8_e4m3"}},
 };
 
 static void poison_outputs(void) {

@@ -5,6 +5,7 @@
 // copies, a plan on a user stream repeats the bits, and a failed call writes nothing.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -163,3 +164,88 @@ TEST_CASE("c_api/cuda: LayoutLeft strides reach the GPU kernel through layout co
   REQUIRE(kattn_problem_destroy(lp) == KATTN_OK);
 }
 #endif
+
+// FP8 factors set by role (KATTN_FP8_*) reach the cudnn backend as the C++ entry point's
+// extras.fp8 do: the same codes, factors and stream give bitwise the same out and amax values.
+// Hopper's cuDNN only (elsewhere the problem is refused with cudnn's reason, which is shown).
+TEST_CASE("c_api/cuda: FP8 factors by role, bitwise the C++ entry point's") {
+  REQUIRE(kattn_initialize() == KATTN_OK);
+  constexpr std::int64_t Tf = 128; // cuDNN's FP8 forward: T, S multiples of 64
+  constexpr std::int64_t n8 = B * Tf * N * H;
+  const std::int64_t e[4] = {B, Tf, N, H}, one[1] = {1};
+  std::vector<std::uint8_t> codes(3 * n8);
+  unsigned seed = 7;
+  for (auto& c : codes) { // e4m3 codes of magnitude < 4 (exponent field <= 8), either sign
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<std::uint8_t>(((seed >> 24) & 0x80u) | ((seed >> 9) % 0x48u));
+  }
+  DeviceBuffer q(n8), k(n8), v(n8), o(n8), o_cpp(n8), factors(8 * sizeof(float));
+  KATTN_CUDA_REQUIRE(cudaMemcpy(q.p, codes.data(), n8, cudaMemcpyHostToDevice));
+  KATTN_CUDA_REQUIRE(cudaMemcpy(k.p, codes.data() + n8, n8, cudaMemcpyHostToDevice));
+  KATTN_CUDA_REQUIRE(cudaMemcpy(v.p, codes.data() + 2 * n8, n8, cudaMemcpyHostToDevice));
+  // descale q, k, v; descale_s, scale_s, scale_o; then the amax outputs (s, o) of each path.
+  const float host_factors[6] = {0.5f, 0.25f, 1.0f, 1.0f / 64, 64.0f, 8.0f};
+  KATTN_CUDA_REQUIRE(
+      cudaMemcpy(factors.p, host_factors, sizeof host_factors, cudaMemcpyHostToDevice));
+  float* f = static_cast<float*>(factors.p);
+
+  kattn_problem_t p = nullptr;
+  REQUIRE(kattn_problem_create(&p) == KATTN_OK);
+  for (const auto& [role, data] : {std::pair{KATTN_Q, q.p}, std::pair{KATTN_K, k.p},
+                                   std::pair{KATTN_V, v.p}, std::pair{KATTN_OUT, o.p}})
+    REQUIRE(kattn_problem_set_tensor(p, role, data, KATTN_F8_E4M3, 4, e, nullptr,
+                                     KATTN_MEMORY_CUDA) == KATTN_OK);
+  const kattn_role_t roles[8] = {KATTN_FP8_DESCALE_Q, KATTN_FP8_DESCALE_K, KATTN_FP8_DESCALE_V,
+                                 KATTN_FP8_DESCALE_S, KATTN_FP8_SCALE_S,   KATTN_FP8_SCALE_O,
+                                 KATTN_FP8_AMAX_S,    KATTN_FP8_AMAX_O};
+  for (int i = 0; i < 8; ++i)
+    REQUIRE(kattn_problem_set_tensor(p, roles[i], f + i, KATTN_F32, 1, one, nullptr,
+                                     KATTN_MEMORY_CUDA) == KATTN_OK);
+  REQUIRE(kattn_problem_set_backend(p, KATTN_BACKEND_CUDNN) == KATTN_OK);
+  kattn_backend_t chosen = KATTN_BACKEND_AUTO;
+  if (kattn_selected_backend(p, &chosen) != KATTN_OK) {
+    MESSAGE("FP8 through the C API not run: " << kattn_last_error());
+    REQUIRE(kattn_problem_destroy(p) == KATTN_OK);
+    return;
+  }
+  KATTN_CUDA_REQUIRE(cudaMemset(o.p, 0x7f, n8)); // poison: e4m3 NaN codes
+  KATTN_CUDA_REQUIRE(cudaMemset(f + 6, 0, 2 * sizeof(float)));
+  REQUIRE(kattn_forward(p, nullptr) == KATTN_OK);
+  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
+  std::vector<std::uint8_t> got(n8), want(n8);
+  float amax_c[2], amax_cpp[2];
+  KATTN_CUDA_REQUIRE(cudaMemcpy(got.data(), o.p, n8, cudaMemcpyDeviceToHost));
+  KATTN_CUDA_REQUIRE(cudaMemcpy(amax_c, f + 6, sizeof amax_c, cudaMemcpyDeviceToHost));
+  REQUIRE(kattn_problem_destroy(p) == KATTN_OK);
+
+  kattn::ForwardProblem cpp;
+  const auto tensor = [&](void* d) {
+    return kattn::Tensor::contiguous(d, kattn::DType::f8_e4m3, {B, Tf, N, H},
+                                     kattn::MemorySpace::cuda_device);
+  };
+  const auto scalar = [](float* d) {
+    return kattn::Tensor::contiguous(d, kattn::DType::f32, {1}, kattn::MemorySpace::cuda_device);
+  };
+  cpp.q = tensor(q.p), cpp.k = tensor(k.p), cpp.v = tensor(v.p), cpp.out = tensor(o_cpp.p);
+  kattn::Fp8Scales& s = cpp.extras.fp8;
+  s.descale_q = scalar(f), s.descale_k = scalar(f + 1), s.descale_v = scalar(f + 2);
+  s.descale_s = scalar(f + 3), s.scale_s = scalar(f + 4), s.scale_o = scalar(f + 5);
+  s.amax_s = scalar(f + 6), s.amax_o = scalar(f + 7);
+  cpp.options.backend = kattn::Backend::cudnn;
+  KATTN_CUDA_REQUIRE(cudaMemset(o_cpp.p, 0x7f, n8));
+  KATTN_CUDA_REQUIRE(cudaMemset(f + 6, 0, 2 * sizeof(float)));
+#ifdef KOKKOS_ENABLE_CUDA
+  KokkosAttn::sdpa(Kokkos::Cuda(), cpp);
+#else
+  kattn::ExecContext x;
+  x.device = kattn::Device::cuda;
+  kattn::run_forward(kattn::default_registry(), cpp, x);
+#endif
+  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
+  KATTN_CUDA_REQUIRE(cudaMemcpy(want.data(), o_cpp.p, n8, cudaMemcpyDeviceToHost));
+  KATTN_CUDA_REQUIRE(cudaMemcpy(amax_cpp, f + 6, sizeof amax_cpp, cudaMemcpyDeviceToHost));
+  CHECK(got == want);
+  CHECK(std::memcmp(amax_c, amax_cpp, sizeof amax_c) == 0);
+  CHECK(amax_c[1] > 0.f); // an output was measured, not left at the poison's 0
+  CHECK(std::count(got.begin(), got.end(), std::uint8_t{0x7f}) == 0);
+}

@@ -90,6 +90,28 @@ typedef enum kattn_role {
   KATTN_DK = 14,
   KATTN_DV = 15,
   KATTN_DBIAS = 16, /* backward output, like KATTN_BIAS (optional) */
+  /* FP8 problems only (q, k, v e4m3/e5m2; docs/semantics.md): per-tensor factors, each f32 [1]
+   * and optional. The forward's, then its outputs amax_s, amax_o: */
+  KATTN_FP8_DESCALE_Q = 17,
+  KATTN_FP8_DESCALE_K = 18,
+  KATTN_FP8_DESCALE_V = 19,
+  KATTN_FP8_DESCALE_S = 20,
+  KATTN_FP8_SCALE_S = 21,
+  KATTN_FP8_SCALE_O = 22,
+  KATTN_FP8_AMAX_S = 23,
+  KATTN_FP8_AMAX_O = 24,
+  /* the backward's factors, then its outputs amax_dq, amax_dk, amax_dv, amax_dp: */
+  KATTN_FP8_DESCALE_O = 25,
+  KATTN_FP8_DESCALE_DOUT = 26,
+  KATTN_FP8_DESCALE_DP = 27,
+  KATTN_FP8_SCALE_DP = 28,
+  KATTN_FP8_SCALE_DQ = 29,
+  KATTN_FP8_SCALE_DK = 30,
+  KATTN_FP8_SCALE_DV = 31,
+  KATTN_FP8_AMAX_DQ = 32,
+  KATTN_FP8_AMAX_DK = 33,
+  KATTN_FP8_AMAX_DV = 34,
+  KATTN_FP8_AMAX_DP = 35,
   KATTN_ROLE_RANGE_MIN_ = INT32_MIN,
   KATTN_ROLE_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_role_t;

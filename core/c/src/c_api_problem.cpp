@@ -61,10 +61,48 @@ Tensor& tensor_of(BackwardProblem& p, kattn_role_t role) {
     return p.dv;
   case KATTN_DBIAS:
     return p.dbias;
+  case KATTN_FP8_DESCALE_Q:
+    return f.extras.fp8.descale_q;
+  case KATTN_FP8_DESCALE_K:
+    return f.extras.fp8.descale_k;
+  case KATTN_FP8_DESCALE_V:
+    return f.extras.fp8.descale_v;
+  case KATTN_FP8_DESCALE_S:
+    return f.extras.fp8.descale_s;
+  case KATTN_FP8_SCALE_S:
+    return f.extras.fp8.scale_s;
+  case KATTN_FP8_SCALE_O:
+    return f.extras.fp8.scale_o;
+  case KATTN_FP8_AMAX_S:
+    return f.extras.fp8.amax_s;
+  case KATTN_FP8_AMAX_O:
+    return f.extras.fp8.amax_o;
+  case KATTN_FP8_DESCALE_O:
+    return p.fp8.descale_o;
+  case KATTN_FP8_DESCALE_DOUT:
+    return p.fp8.descale_dout;
+  case KATTN_FP8_DESCALE_DP:
+    return p.fp8.descale_dp;
+  case KATTN_FP8_SCALE_DP:
+    return p.fp8.scale_dp;
+  case KATTN_FP8_SCALE_DQ:
+    return p.fp8.scale_dq;
+  case KATTN_FP8_SCALE_DK:
+    return p.fp8.scale_dk;
+  case KATTN_FP8_SCALE_DV:
+    return p.fp8.scale_dv;
+  case KATTN_FP8_AMAX_DQ:
+    return p.fp8.amax_dq;
+  case KATTN_FP8_AMAX_DK:
+    return p.fp8.amax_dk;
+  case KATTN_FP8_AMAX_DV:
+    return p.fp8.amax_dv;
+  case KATTN_FP8_AMAX_DP:
+    return p.fp8.amax_dp;
   default: // an unknown value (the range enumerators included)
     break;
   }
-  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_DBIAS), got " +
+  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_FP8_AMAX_DP), got " +
                         std::to_string(int(role)));
 }
 
