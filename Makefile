@@ -90,11 +90,13 @@ test-sanitize: setup
 	@start=$$(date +%s); \
 	  $(IN_ROOT) cmake --preset sanitize -B $(SANITIZE_DIR) >/dev/null; \
 	  $(IN_ROOT) cmake --build $(SANITIZE_DIR) -j $(JOBS) --target kokkosattn_tests kokkos-attn-conformance \
-	    kokkosattn_c_api_test kokkosattn_c_threads_test kokkosattn_c_bad_inputs_test; \
+	    kokkosattn_c_api_test kokkosattn_c_threads_test kokkosattn_c_bad_inputs_test \
+	    kokkosattn_c_backward_plan_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_tests; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_api_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_bad_inputs_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_threads_test; \
+	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_backward_plan_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/conformance/kokkos-attn-conformance \
 	    $(SANITIZE_CONFORMANCE_ARGS) --json $(SANITIZE_DIR)/conformance.json \
 	    --junit $(SANITIZE_DIR)/conformance.junit.xml; \

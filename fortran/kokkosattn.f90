@@ -69,6 +69,7 @@ module kokkosattn
     kattn_set_max_seqlens, kattn_set_layout_copies
   public :: kattn_forward, kattn_backward, kattn_explain, kattn_selected_backend
   public :: kattn_plan_create, kattn_plan_execute, kattn_plan_backend, kattn_plan_destroy
+  public :: kattn_plan_create_backward, kattn_plan_execute_backward
 
   ! Host arrays as tensors: real32, real64, int32, and 16-bit storage (bf16 / f16 bits in
   ! integer(c_int16_t), with the dtype given).
@@ -193,6 +194,17 @@ module kokkosattn
     integer(c_int) function c_plan_execute(plan, q, k, v, out) bind(C, name="kattn_plan_execute")
       import :: c_int, c_ptr
       type(c_ptr), value :: plan, q, k, v, out
+    end function
+    integer(c_int) function c_plan_create_backward(plan, problem, stream) &
+        bind(C, name="kattn_plan_create_backward")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: problem, stream
+    end function
+    integer(c_int) function c_plan_execute_backward(plan, q, k, v, out, dout, dq, dk, dv) &
+        bind(C, name="kattn_plan_execute_backward")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, q, k, v, out, dout, dq, dk, dv
     end function
     integer(c_int) function c_plan_backend(plan, backend) bind(C, name="kattn_plan_backend")
       import :: c_int, c_ptr
@@ -554,6 +566,25 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     call finish(c_plan_execute(plan%handle, q, k, v, out), stat, errmsg)
+  end subroutine
+
+  ! Backward plans (training loops): the backward planned once; each execute takes new q, k, v,
+  ! out, dout, dq, dk, dv of the planned shapes by address.
+  subroutine kattn_plan_create_backward(plan, problem, stream, stat, errmsg)
+    type(kattn_plan), intent(out) :: plan
+    type(kattn_problem), intent(in) :: problem
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call finish(c_plan_create_backward(plan%handle, problem%handle, or_null(stream)), stat, errmsg)
+  end subroutine
+
+  subroutine kattn_plan_execute_backward(plan, q, k, v, out, dout, dq, dk, dv, stat, errmsg)
+    type(kattn_plan), intent(in) :: plan
+    type(c_ptr), intent(in) :: q, k, v, out, dout, dq, dk, dv
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call finish(c_plan_execute_backward(plan%handle, q, k, v, out, dout, dq, dk, dv), stat, errmsg)
   end subroutine
 
   integer(c_int) function kattn_plan_backend(plan, stat, errmsg) result(backend)

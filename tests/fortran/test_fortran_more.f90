@@ -16,6 +16,7 @@ program test_fortran_more
   integer(c_int32_t), target :: cu(3) = [0, L1, L1 + L2]
   real(c_double) :: want(H, N, T), pwant(H, N, L1 + L2)
   type(kattn_problem) :: p
+  type(kattn_plan) :: plan
   real(c_float), parameter :: poison = -12345.0
   real(c_float), parameter :: eps = 2.0**(-6)
   integer :: failures = 0, i, idx(3, 3)
@@ -80,6 +81,15 @@ program test_fortran_more
   call kattn_backward(p)
   call check(maxval(abs(dq2 - dq)) <= 1e-4 .and. maxval(abs(dk2 - dk)) <= 1e-4 .and. &
              maxval(abs(dv2 - dv)) <= 1e-4, "portable gradients = reference gradients")
+  ! A backward plan (portable, as planned) into dq, dk, dv: bitwise the call's gradients.
+  call kattn_plan_create_backward(plan, p)
+  dq = poison
+  dk = poison
+  dv = poison
+  call kattn_plan_execute_backward(plan, c_loc(q), c_loc(k), c_loc(v), c_loc(o), c_loc(dout), &
+                                   c_loc(dq), c_loc(dk), c_loc(dv))
+  call check(all(dq == dq2) .and. all(dk == dk2) .and. all(dv == dv2), "backward plan")
+  call kattn_plan_destroy(plan)
   call kattn_problem_destroy(p)
 
   ! Packed varlen: sequences of 5 and 6 tokens, each attending to its own keys only.

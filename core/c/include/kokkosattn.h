@@ -187,6 +187,14 @@ kattn_status_t kattn_selected_backend(kattn_problem_t problem, kattn_backend_t* 
 kattn_status_t kattn_plan_create(kattn_plan_t* plan, kattn_problem_t problem, void* stream);
 kattn_status_t kattn_plan_execute(kattn_plan_t plan, const void* q, const void* k, const void* v,
                                   void* out);
+/* Backward plans, for training loops: the backward validated and its backend chosen once; then
+ * run on new q, k, v, out, dout, dq, dk, dv pointers (lse, lengths, bias and dbias reused as
+ * planned). Executing a plan of the other direction is an invalid argument. */
+kattn_status_t kattn_plan_create_backward(kattn_plan_t* plan, kattn_problem_t problem,
+                                          void* stream);
+kattn_status_t kattn_plan_execute_backward(kattn_plan_t plan, const void* q, const void* k,
+                                           const void* v, const void* out, const void* dout,
+                                           void* dq, void* dk, void* dv);
 kattn_status_t kattn_plan_backend(kattn_plan_t plan, kattn_backend_t* backend);
 kattn_status_t kattn_plan_destroy(kattn_plan_t plan); /* NULL: no-op */
 
