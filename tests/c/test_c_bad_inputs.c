@@ -11,7 +11,7 @@
 enum { B = 2, T = 16, S = 24, N = 4, K = 2, H = 32, QN = B * T * N * H, KN = B * S * K * H };
 static float q[QN], k[KN], v[KN], o[QN], dout[QN], dq[QN], dk[KN], dv[KN], lse[B * N * T];
 static float bias[B * N * T * S], slopes[N + 1], factor[1] = {1.0f};
-static int seqlens[B + 1];
+static int seqlens[B + 1], cu_q[B + 1], cu_k[B + 1];
 static const float poison = -12345.0f;
 static const int64_t qx[4] = {B, T, N, H}, kx[4] = {B, S, K, H}, lx[3] = {B, N, T};
 
@@ -123,6 +123,40 @@ static void dbias_without_bias(kattn_problem_t p) {
   static const int64_t x[4] = {B, N, T, S};
   tensor(p, KATTN_DBIAS, bias, 4, x);
 }
+/* Packed varlen (forward): q, out [B T, N, H], k, v [B S, K, H], sequences of 9 and 23 queries,
+ * 20 and 28 keys; no LSE. The valid one is a row of its own. */
+static void packed(kattn_problem_t p) {
+  static const int64_t pq[3] = {B * T, N, H}, pk[3] = {B * S, K, H}, c[1] = {B + 1};
+  cu_q[0] = 0, cu_q[1] = 9, cu_q[2] = B * T;
+  cu_k[0] = 0, cu_k[1] = 20, cu_k[2] = B * S;
+  tensor(p, KATTN_Q, q, 3, pq);
+  tensor(p, KATTN_K, k, 3, pk);
+  tensor(p, KATTN_V, v, 3, pk);
+  tensor(p, KATTN_OUT, o, 3, pq);
+  tensor(p, KATTN_LSE, NULL, 0, NULL);
+  kattn_problem_set_tensor(p, KATTN_CU_SEQLENS_Q, cu_q, KATTN_I32, 1, c, NULL, KATTN_MEMORY_HOST);
+  kattn_problem_set_tensor(p, KATTN_CU_SEQLENS_K, cu_k, KATTN_I32, 1, c, NULL, KATTN_MEMORY_HOST);
+}
+static void packed_offsets_decrease(kattn_problem_t p) {
+  packed(p);
+  cu_q[1] = B * T + 1;
+}
+static void packed_last_offset(kattn_problem_t p) {
+  packed(p);
+  cu_k[2] = B * S - 1;
+}
+static void packed_max_seqlen_short(kattn_problem_t p) {
+  packed(p);
+  kattn_problem_set_max_seqlens(p, 5, 0);
+}
+static void lse_strides_overlap(kattn_problem_t p) {
+  static const int64_t st[3] = {N * T, T, 0};
+  kattn_problem_set_tensor(p, KATTN_LSE, lse, KATTN_F32, 3, lx, st, KATTN_MEMORY_HOST);
+}
+static void dk_strides_overlap(kattn_problem_t p) {
+  static const int64_t st[4] = {S * K * H, K * H, 0, 1};
+  kattn_problem_set_tensor(p, KATTN_DK, dk, KATTN_F32, 4, kx, st, KATTN_MEMORY_HOST);
+}
 static void fp8_factor_f32_q(kattn_problem_t p) {
   static const int64_t x[1] = {1};
   tensor(p, KATTN_FP8_DESCALE_Q, factor, 1, x);
@@ -169,6 +203,20 @@ static const bad_input rows[] = {
     {"dq's shape", dq_shape, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dq", "31"}},
     {"dk is k", dk_is_k, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dk", "k"}},
     {"dbias without bias", dbias_without_bias, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dbias", NULL}},
+    {"packed varlen (valid)", packed, 0, KATTN_OK, {NULL, NULL}},
+    {"packed offsets decrease",
+     packed_offsets_decrease,
+     0,
+     KATTN_ERROR_INVALID_ARGUMENT,
+     {"cu_seqlens_q", "33"}},
+    {"packed last offset", packed_last_offset, 0, KATTN_ERROR_INVALID_ARGUMENT, {"cu_seqlens_k", "47"}},
+    {"packed max_seqlen_q short",
+     packed_max_seqlen_short,
+     0,
+     KATTN_ERROR_INVALID_ARGUMENT,
+     {"max_seqlen_q", "23"}},
+    {"lse's strides overlap", lse_strides_overlap, 0, KATTN_ERROR_INVALID_ARGUMENT, {"lse", NULL}},
+    {"dk's strides overlap", dk_strides_overlap, 1, KATTN_ERROR_INVALID_ARGUMENT, {"dk", NULL}},
     {"fp8 descale_q, f32 q",
      fp8_factor_f32_q,
      0,
