@@ -67,7 +67,7 @@ module kokkosattn
   public :: kattn_set_scale, kattn_set_softcap, kattn_set_causal, kattn_set_window, &
     kattn_set_alignment, kattn_set_dropout, kattn_set_deterministic, kattn_set_backend, &
     kattn_set_max_seqlens, kattn_set_layout_copies
-  public :: kattn_forward, kattn_backward, kattn_explain, kattn_selected_backend
+  public :: kattn_forward, kattn_backward, kattn_explain, kattn_selected_backend, kattn_synchronize
   public :: kattn_plan_create, kattn_plan_execute, kattn_plan_backend, kattn_plan_destroy
   public :: kattn_plan_create_backward, kattn_plan_execute_backward
 
@@ -166,6 +166,11 @@ module kokkosattn
     integer(c_int) function c_forward(problem, stream) bind(C, name="kattn_forward")
       import :: c_int, c_ptr
       type(c_ptr), value :: problem, stream
+    end function
+    integer(c_int) function c_synchronize(memory, stream) bind(C, name="kattn_synchronize")
+      import :: c_int, c_ptr
+      integer(c_int), value :: memory
+      type(c_ptr), value :: stream
     end function
     integer(c_int) function c_backward(problem, stream) bind(C, name="kattn_backward")
       import :: c_int, c_ptr
@@ -495,6 +500,16 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     call finish(c_forward(problem%handle, or_null(stream)), stat, errmsg)
+  end subroutine
+
+  ! Waits for the work enqueued on `stream` (absent: the default stream) for memory of that kind
+  ! (KATTN_MEMORY_*): with OpenMP offload there is no other portable way to wait for it.
+  subroutine kattn_synchronize(memory, stream, stat, errmsg)
+    integer(c_int), intent(in) :: memory
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call finish(c_synchronize(memory, or_null(stream)), stat, errmsg)
   end subroutine
 
   ! dq, dk, dv (and dbias) from dout.

@@ -198,6 +198,16 @@ int main(void) {
     CHECK(kattn_plan_destroy(plan) == KATTN_OK);
   }
 
+  /* kattn_synchronize: host memory is fenced; a kind out of range is named; CUDA memory needs a
+   * Kokkos with Cuda (this test's build has none: unsupported, the runtime call named). */
+  CHECK(kattn_synchronize(KATTN_MEMORY_HOST, NULL) == KATTN_OK);
+  CHECK(kattn_synchronize((kattn_memory_t)7, NULL) == KATTN_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(kattn_last_error(), "memory") != NULL && strstr(kattn_last_error(), "7") != NULL);
+#ifndef KOKKOSATTN_TEST_HAS_CUDA
+  CHECK(kattn_synchronize(KATTN_MEMORY_CUDA, NULL) == KATTN_ERROR_UNSUPPORTED);
+  CHECK(strstr(kattn_last_error(), "cudaStreamSynchronize") != NULL);
+#endif
+
   CHECK(kattn_problem_destroy(p) == KATTN_OK);
   CHECK(kattn_problem_destroy(NULL) == KATTN_OK);
   CHECK(kattn_finalize() == KATTN_OK);

@@ -173,6 +173,11 @@ kattn_status_t kattn_problem_set_layout_copies(kattn_problem_t problem, int allo
 /* Runs: out (and lse) from q, k, v; dq, dk, dv (and dbias) from dout. */
 kattn_status_t kattn_forward(kattn_problem_t problem, void* stream);
 kattn_status_t kattn_backward(kattn_problem_t problem, void* stream);
+/* Waits until the work enqueued on `stream` (NULL: the default stream) for memory of the given
+ * kind has finished: for callers without a runtime API of their own (Fortran with OpenMP
+ * offload). Host memory: Kokkos' default host execution space is fenced. Unsupported where the
+ * library's Kokkos has no space for the memory (use the vendor runtime there). */
+kattn_status_t kattn_synchronize(kattn_memory_t memory, void* stream);
 /* The backend the forward (backward: nonzero) would run and why, every backend's verdict. At
  * most `size` bytes including the terminating 0 go to `text` (may be NULL with size 0);
  * *needed (if not NULL) gets the full length + 1. */

@@ -93,6 +93,22 @@ kattn_status_t kattn_forward(kattn_problem_t problem, void* stream) {
   });
 }
 
+kattn_status_t kattn_synchronize(kattn_memory_t memory, void* stream) {
+  return guarded("kattn_synchronize", [&] {
+    kattn::c_api::on_memory(
+        kattn::c_api::memory_of(memory), stream,
+        [](const auto& exec) { exec.fence("kattn_synchronize"); },
+        [&](const kattn::ExecContext&) {
+          throw kattn::Unsupported(std::string("memory: this library's Kokkos has no ") +
+                                   (memory == KATTN_MEMORY_CUDA ? "Cuda" : "HIP") +
+                                   " execution space to wait on; wait for the stream with the " +
+                                   (memory == KATTN_MEMORY_CUDA
+                                        ? "CUDA runtime (cudaStreamSynchronize)"
+                                        : "HIP runtime (hipStreamSynchronize)"));
+        });
+  });
+}
+
 kattn_status_t kattn_backward(kattn_problem_t problem, void* stream) {
   return guarded("kattn_backward", [&] {
     const kattn::BackwardProblem& p = problem_of(problem);

@@ -112,11 +112,8 @@ Tensor make_tensor(void* data, kattn_dtype_t dtype, int rank, const std::int64_t
   if (rank < 0 || rank > Tensor::max_rank)
     throw InvalidArgument("rank: expected 0 to " + std::to_string(Tensor::max_rank) + ", got " +
                           std::to_string(rank));
-  if (memory != KATTN_MEMORY_HOST && memory != KATTN_MEMORY_CUDA && memory != KATTN_MEMORY_HIP)
-    throw InvalidArgument("memory: expected KATTN_MEMORY_HOST, _CUDA or _HIP, got " +
-                          std::to_string(int(memory)));
+  t.space = memory_of(memory);
   t.dtype = dtype_of(dtype, "dtype");
-  t.space = static_cast<MemorySpace>(memory);
   t.data = data;
   t.rank = rank;
   if (rank == 0)
@@ -153,6 +150,13 @@ DType dtype_of(kattn_dtype_t d, const char* name) {
     throw InvalidArgument(std::string(name) + ": expected a kattn_dtype_t (KATTN_F64 .. " +
                           "KATTN_BOOL), got " + std::to_string(int(d)));
   return static_cast<DType>(d);
+}
+
+MemorySpace memory_of(kattn_memory_t m) {
+  if (m != KATTN_MEMORY_HOST && m != KATTN_MEMORY_CUDA && m != KATTN_MEMORY_HIP)
+    throw InvalidArgument("memory: expected KATTN_MEMORY_HOST, _CUDA or _HIP, got " +
+                          std::to_string(int(m)));
+  return static_cast<MemorySpace>(m);
 }
 
 Backend backend_of(kattn_backend_t b) {

@@ -15,6 +15,7 @@ namespace kattn::c_api {
 BackwardProblem& problem_of(kattn_problem_t h, const char* name = "problem");
 // The C enum as the library's, checked (InvalidArgument naming `name` when out of range).
 DType dtype_of(kattn_dtype_t d, const char* name);
+MemorySpace memory_of(kattn_memory_t m);
 Backend backend_of(kattn_backend_t b);
 kattn_backend_t c_backend(Backend b);
 
