@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -248,4 +249,99 @@ TEST_CASE("c_api/cuda: FP8 factors by role, bitwise the C++ entry point's") {
   CHECK(std::memcmp(amax_c, amax_cpp, sizeof amax_c) == 0);
   CHECK(amax_c[1] > 0.f); // an output was measured, not left at the poison's 0
   CHECK(std::count(got.begin(), got.end(), std::uint8_t{0x7f}) == 0);
+}
+
+// The backward through C on CUDA memory, for each GPU backend that serves it here (cuda, cudnn):
+// dq, dk, dv bitwise the C++ entry point's on the same memory, backend and stream, from a C
+// forward's out and LSE; a backward plan on a stream repeats the bits.
+TEST_CASE("c_api/cuda: the backward through C, bitwise the C++ entry point's (cuda, cudnn)") {
+  REQUIRE(kattn_initialize() == KATTN_OK);
+  const std::int64_t e[4] = {B, T, N, H}, le[3] = {B, N, T};
+  DeviceBuffer q(elems * 2), k(elems * 2), v(elems * 2), o(elems * 2), dout(elems * 2),
+      lse(B * N * T * 4), dq(elems * 2), dk(elems * 2), dv(elems * 2), dq_cpp(elems * 2),
+      dk_cpp(elems * 2), dv_cpp(elems * 2);
+  upload(q.p, random_bf16(31));
+  upload(k.p, random_bf16(32));
+  upload(v.p, random_bf16(33));
+  upload(dout.p, random_bf16(34));
+  cudaStream_t stream = nullptr;
+  KATTN_CUDA_REQUIRE(cudaStreamCreate(&stream));
+  for (const kattn_backend_t backend : {KATTN_BACKEND_CUDA, KATTN_BACKEND_CUDNN}) {
+    CAPTURE(static_cast<int>(backend));
+    kattn_problem_t p = c_problem(q.p, k.p, v.p, o.p, nullptr);
+    for (const auto& [role, data] : {std::pair{KATTN_DOUT, dout.p}, std::pair{KATTN_DQ, dq.p},
+                                     std::pair{KATTN_DK, dk.p}, std::pair{KATTN_DV, dv.p}})
+      REQUIRE(kattn_problem_set_tensor(p, role, data, KATTN_BF16, 4, e, nullptr,
+                                       KATTN_MEMORY_CUDA) == KATTN_OK);
+    REQUIRE(kattn_problem_set_tensor(p, KATTN_LSE, lse.p, KATTN_F32, 3, le, nullptr,
+                                     KATTN_MEMORY_CUDA) == KATTN_OK);
+    REQUIRE(kattn_problem_set_backend(p, backend) == KATTN_OK);
+    if (kattn_forward(p, stream) != KATTN_OK) { // out and LSE from the same backend
+      MESSAGE("backend " << static_cast<int>(backend) << " not run: " << kattn_last_error());
+      REQUIRE(kattn_problem_destroy(p) == KATTN_OK);
+      continue;
+    }
+    fill_poison(dq.p), fill_poison(dk.p), fill_poison(dv.p);
+    REQUIRE(kattn_backward(p, stream) == KATTN_OK);
+    REQUIRE(kattn_synchronize(KATTN_MEMORY_CUDA, stream) == KATTN_OK);
+    const auto got_q = download(dq.p), got_k = download(dk.p), got_v = download(dv.p);
+
+    kattn::BackwardProblem cpp;
+    const auto tensor = [](void* d) {
+      return kattn::Tensor::contiguous(d, kattn::DType::bf16, {B, T, N, H},
+                                       kattn::MemorySpace::cuda_device);
+    };
+    cpp.forward.q = tensor(q.p), cpp.forward.k = tensor(k.p), cpp.forward.v = tensor(v.p);
+    cpp.forward.out = tensor(o.p);
+    cpp.forward.extras.lse = kattn::Tensor::contiguous(lse.p, kattn::DType::f32, {B, N, T},
+                                                       kattn::MemorySpace::cuda_device);
+    cpp.forward.options.causal = true;
+    cpp.forward.options.backend =
+        backend == KATTN_BACKEND_CUDA ? kattn::Backend::cuda : kattn::Backend::cudnn;
+    cpp.dout = tensor(dout.p), cpp.dq = tensor(dq_cpp.p), cpp.dk = tensor(dk_cpp.p);
+    cpp.dv = tensor(dv_cpp.p);
+    fill_poison(dq_cpp.p), fill_poison(dk_cpp.p), fill_poison(dv_cpp.p);
+#ifdef KOKKOS_ENABLE_CUDA
+    KokkosAttn::sdpa_backward(Kokkos::Cuda(stream), cpp);
+#else
+    kattn::ExecContext x;
+    x.device = kattn::Device::cuda;
+    x.stream = stream;
+    kattn::run_backward(kattn::default_registry(), cpp, x);
+#endif
+    KATTN_CUDA_REQUIRE(cudaStreamSynchronize(stream));
+    // dk and dv bitwise. dq may be summed over key blocks in a varying order (cuda's sm90
+    // backward adds it with TMA reductions): the fp32 sums then differ by reordering alone
+    // (~1e-6 of the largest dq), so after rounding to bf16 each element is the same or a
+    // neighbour: within one bf16 ulp of the larger plus 1e-6 max|dq|.
+    CHECK(got_k == download(dk_cpp.p));
+    CHECK(got_v == download(dv_cpp.p));
+    const auto want_q = download(dq_cpp.p);
+    float largest = 0.f;
+    for (const std::uint16_t w : want_q)
+      largest = std::max(largest, std::fabs(kattn::bf16_to_float(w)));
+    std::size_t differ = 0, outside = 0;
+    for (std::size_t i = 0; i < got_q.size(); ++i) {
+      const float a = kattn::bf16_to_float(got_q[i]), b = kattn::bf16_to_float(want_q[i]);
+      differ += got_q[i] != want_q[i];
+      const float ulp = std::ldexp(1.f, std::ilogb(std::max(std::fabs(a), std::fabs(b))) - 7);
+      outside += !(std::fabs(a - b) <= ulp + 1e-6f * largest);
+    }
+    INFO("dq: " << differ << " elements differ, " << outside << " beyond the reordering bound");
+    CHECK(largest > 0.f);
+    CHECK(outside == 0);
+
+    // A backward plan on the stream: dk, dv bitwise again.
+    kattn_plan_t plan = nullptr;
+    REQUIRE(kattn_plan_create_backward(&plan, p, stream) == KATTN_OK);
+    fill_poison(dq.p), fill_poison(dk.p), fill_poison(dv.p);
+    REQUIRE(kattn_plan_execute_backward(plan, q.p, k.p, v.p, o.p, dout.p, dq.p, dk.p, dv.p) ==
+            KATTN_OK);
+    REQUIRE(kattn_synchronize(KATTN_MEMORY_CUDA, stream) == KATTN_OK);
+    CHECK(download(dk.p) == got_k);
+    CHECK(download(dv.p) == got_v);
+    REQUIRE(kattn_plan_destroy(plan) == KATTN_OK);
+    REQUIRE(kattn_problem_destroy(p) == KATTN_OK);
+  }
+  KATTN_CUDA_REQUIRE(cudaStreamDestroy(stream));
 }
