@@ -8,15 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,      \
-              kattn_last_error());                                                                 \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
+#include "c_check.h"
 
 enum { B = 2, T = 13, S = 17, N = 4, K = 2, H = 8 };
 #define QN (B * T * N * H)

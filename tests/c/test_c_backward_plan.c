@@ -7,15 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures = 0;
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,      \
-              kattn_last_error());                                                                 \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
+#include "c_check.h"
 
 enum { B = 2, T = 19, S = 23, N = 4, K = 2, H = 16, QN = B * T * N * H, KN = B * S * K * H };
 static float q[QN], k[KN], v[KN], o[QN], lse[B * N * T], dout[QN], dout2[QN];

@@ -66,19 +66,15 @@ kattn_plan_t make_plan(kattn_problem_t problem, void* stream, bool backward) {
       });
   made->on_context([&](const kattn::ExecContext& x) {
     const auto copies = made->raw ? kattn::LayoutCopy::unavailable : kattn::LayoutCopy::available;
-    const kattn::DType dtype = made->planned.forward.q.dtype;
-    std::size_t bytes = 0;
-    if (backward) {
-      made->selection = kattn::select(r, made->planned, x, copies);
-      kattn::log_selection("kattn_plan (backward)", made->selection, dtype, x);
-      if (made->selection.copies.any())
-        bytes = KokkosAttn::Impl::copy_scratch_bytes(made->selection, made->planned);
-    } else {
-      made->selection = kattn::select(r, made->planned.forward, x, copies);
-      kattn::log_selection("kattn_plan", made->selection, dtype, x);
-      if (made->selection.copies.any())
-        bytes = KokkosAttn::Impl::copy_scratch_bytes(made->selection, made->planned.forward);
-    }
+    const auto plan_for = [&](const auto& planned, const char* what) {
+      made->selection = kattn::select(r, planned, x, copies);
+      kattn::log_selection(what, made->selection, made->planned.forward.q.dtype, x);
+      return made->selection.copies.any()
+                 ? KokkosAttn::Impl::copy_scratch_bytes(made->selection, planned)
+                 : std::size_t{0};
+    };
+    const std::size_t bytes = backward ? plan_for(made->planned, "kattn_plan (backward)")
+                                       : plan_for(made->planned.forward, "kattn_plan");
     if (bytes > 0) // the scratch allocated now rather than in execute
       (void)made->scratch.reserve(x, bytes);
   });
@@ -148,14 +144,7 @@ kattn_status_t kattn_plan_execute_backward(kattn_plan_t plan, const void* q, con
     p.dv.data = const_cast<void*>(checked(dv, where, "dv"));
     // Validated again (microseconds: no tensor data is read but host-resident lengths): new
     // gradient pointers may alias the inputs, and the lengths' contents may have changed.
-    const kattn::Dims d = kattn::validate(p);
-    const kattn::Dims& want = plan->selection.dims;
-    if (d.B != want.B || d.T != want.T || d.S != want.S)
-      throw kattn::InvalidArgument(
-          std::string(where) + ": extras sequence lengths: expected B=" + std::to_string(want.B) +
-          " T=" + std::to_string(want.T) + " S=" + std::to_string(want.S) +
-          " as planned, got B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
-          " S=" + std::to_string(d.S) + " (the lengths' contents changed)");
+    KokkosAttn::Impl::check_planned_dims(kattn::validate(p), plan->selection.dims, where);
     plan->on_context([&](const kattn::ExecContext& x) {
       if (plan->raw)
         return kattn::run_backward(kattn::default_registry(), p, x);

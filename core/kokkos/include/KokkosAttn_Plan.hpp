@@ -23,6 +23,16 @@ namespace KokkosAttn {
 
 namespace Impl {
 
+// The sizes a validation of the problem gave against those it was planned for.
+inline void check_planned_dims(const kattn::Dims& d, const kattn::Dims& want, const char* where) {
+  if (d.B != want.B || d.T != want.T || d.S != want.S)
+    throw kattn::InvalidArgument(
+        std::string(where) + ": extras sequence lengths: expected B=" + std::to_string(want.B) +
+        " T=" + std::to_string(want.T) + " S=" + std::to_string(want.S) +
+        " as planned, got B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
+        " S=" + std::to_string(d.S) + " (the lengths' contents changed; plan again)");
+}
+
 // A plan's extras (length tensors) are reused by reference, so their contents may have changed
 // since planning: validate them again (host-resident ones are read; device-resident ones are the
 // caller's contract, and the kernels clamp them to T and S), and keep the sizes the backend was
@@ -33,13 +43,7 @@ inline void check_planned_lengths(const kattn::ForwardProblem& p, const kattn::D
   const kattn::Extras& e = p.extras;
   if (!e.cu_seqlens_q.defined() && !e.seqlens_q.defined() && !e.seqlens_k.defined())
     return;
-  const kattn::Dims d = kattn::validate(p);
-  if (d.B != want.B || d.T != want.T || d.S != want.S)
-    throw kattn::InvalidArgument(
-        std::string(where) + ": extras sequence lengths: expected B=" + std::to_string(want.B) +
-        " T=" + std::to_string(want.T) + " S=" + std::to_string(want.S) +
-        " as planned, got B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
-        " S=" + std::to_string(d.S) + " (the lengths' contents changed; plan again)");
+  check_planned_dims(kattn::validate(p), want, where);
 }
 
 } // namespace Impl
