@@ -28,7 +28,6 @@ struct BwdConfig {
   static constexpr int kThreads = 128 * (1 + kConsumerWGs);
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr bool kDqSplit = kHeadDim == 128;
-  static constexpr int kDqKeys = kDqSplit ? kBlockN : 64; // k dimension of a warpgroup's dQ
   // setmaxnreg budgets, as the forward's (a first version gave the producer 32, 1024 registers
   // past the CTA's pool: the consumers' increase then never returned, and the kernel hung).
   static constexpr int kProducerRegs = 24;
@@ -69,6 +68,9 @@ struct BwdConfig {
 };
 
 // mbarriers. Q and dO of step `it` use stage it % kStages with parity (it / kStages) & 1.
+// Named barriers of the consumers (bwd_consumer.cuh): 1 both warpgroups (tails zeroed), 2 + wg
+// one warpgroup's dS^T rows and row buffers, 4 + wg its first rows, 6 + 2 wg + it % 2 warpgroup
+// wg's dS^T rows for the other's dQ (head dim 128).
 template <class Cfg>
 struct BwdRing {
   std::uint32_t bar;

@@ -4,7 +4,8 @@
 //   S^T = K Q^T, dP^T = V dO^T          wgmma, both operands from shared memory (64 x 64)
 //   P^T, dS^T                           in registers (masking, softcap)
 //   dV += P^T dO                        wgmma with the A operand from registers
-//   dS^T -> shared memory, dQ = dS K    wgmma, both operands MN-major
+//   dS^T -> shared memory, dQ = dS K    wgmma, both operands MN-major (at head dim 128 over
+//                                       this warpgroup's keys first, then the other's)
 //   dK += dS^T Q                        A from registers, running while dQ is staged in shared
 //                                       memory and added into dq_accum by TMA reductions (one
 //                                       per warp; bwd_config.cuh: which keys and columns each
@@ -180,18 +181,20 @@ struct BwdConsumer {
     }
   }
 
-  // dQ (64 queries x 64 columns) = dS K over Cfg::kDqKeys keys; A = dS from the key-major dS^T
-  // buffer, B = K's rows: both MN-major.
-  __device__ __forceinline__ void gemm_dq(float (&dq)[kSRegs], std::uint32_t ds) const {
-    const std::uint32_t a0 = ds + (Cfg::kDqSplit ? 0 : 64 * wg * 128);
+  // dQ (64 queries x 64 columns) += dS K over the CTA's keys [64 half, 64 half + 64) (kZero: =);
+  // A = dS from the key-major dS^T buffer, B = K's rows: both MN-major. At head dim 128 the
+  // product over all 128 keys is two such calls, this warpgroup's keys first.
+  template <bool kZero>
+  __device__ __forceinline__ void gemm_dq(float (&dq)[kSRegs], std::uint32_t ds, int half) const {
+    const std::uint32_t a0 = ds + 64 * half * 128;
     const std::uint32_t b0 =
-        smem + Cfg::kOffK + (Cfg::kDqSplit ? wg * Cfg::kKVColBlockBytes : 64 * wg * 128);
+        smem + Cfg::kOffK + (Cfg::kDqSplit ? wg * Cfg::kKVColBlockBytes : 0) + 64 * half * 128;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
+    for (int kk = 0; kk < 4; ++kk) {
       const std::uint64_t da = sw128_desc(a0 + kk * 2048, Cfg::kDsBytes, 1024);
       const std::uint64_t db = sw128_desc(b0 + kk * 2048, Cfg::kKVColBlockBytes, 1024);
-      if (kk == 0) {
+      if (kZero && kk == 0) {
         MmaDq::run_zero(dq, da, db);
       } else {
         MmaDq::run(dq, da, db, 1);
@@ -405,13 +408,22 @@ struct BwdConsumer {
     }
     store_ds(dsf, ds);
     fence_proxy_async();
+    float dq[kSRegs];
     if constexpr (Cfg::kDqSplit) {
-      named_bar_sync(1, Cfg::kConsumerThreads); // both warpgroups' dS^T rows
+      // This warpgroup's dS^T rows are ready for the other's dQ (arrive), its own for its dQ
+      // over its own keys, which runs while it waits for the other's rows (a barrier of both
+      // warpgroups before the whole product was ~6% of the step's stall samples: H200 ncu,
+      // 2026-12-03). Barriers by step parity: a warpgroup can arrive for step s + 1 before
+      // the other has waited for step s, never for s + 2 (it first waits for the other's s + 1).
+      named_bar_arrive(6 + 2 * wg + s.it % 2, Cfg::kConsumerThreads);
+      named_bar_sync(2 + wg, 128);
+      gemm_dq<true>(dq, ds, wg);
+      named_bar_sync(6 + 2 * (1 - wg) + s.it % 2, Cfg::kConsumerThreads);
+      gemm_dq<false>(dq, ds, 1 - wg);
     } else {
       named_bar_sync(2 + wg, 128);
+      gemm_dq<true>(dq, ds, wg);
     }
-    float dq[kSRegs];
-    gemm_dq(dq, ds);
     gemm_frags(dk, dsf, q);
     wgmma_wait<1>(); // dV and dQ done, dK running
 #pragma unroll
