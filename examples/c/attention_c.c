@@ -2,79 +2,14 @@
  * arrays, q, k, v, out row-major [B, T, N, H] (C's natural order), forward then backward, with
  * every status checked. Device memory works the same way: KATTN_MEMORY_CUDA / _HIP pointers and
  * the stream to enqueue on. Checks out, dq, dk and dv against a plain loop in double precision
- * (naive_attention below) and exits non-zero when one differs by more than its tolerance. */
+ * (naive_attention.h) and exits non-zero when one differs by more than its tolerance. */
 #include <kokkosattn.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define TRY(call)                                                                                  \
-  do {                                                                                             \
-    if ((call) != KATTN_OK) {                                                                      \
-      fprintf(stderr, "%s failed: %s\n", #call, kattn_last_error());                               \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
-
-enum { B = 4, T = 128, N = 8, H = 64, SIZE = B * T * N * H };
-#define AT(b, t, n, h) ((((size_t)(b) * T + (t)) * N + (n)) * H + (h))
-
-/* One (batch, head) of causal attention and its gradients in double: S = scale q k^T over the
- * keys j <= i, P = softmax(S), out = P v; dP = dout v^T, dS = P (dP - rowsum(dout * out)),
- * dq = scale dS k, dk = scale dS^T q, dv = P^T dout. */
-static void naive_attention(const float* q, const float* k, const float* v, const float* dout,
-                            int b, int n, double scale, double* out, double* dq, double* dk,
-                            double* dv) {
-  static double p[T][T], ds[T][T];
-  for (int i = 0; i < T; ++i) {
-    double m = -INFINITY, l = 0, dsum = 0;
-    for (int j = 0; j <= i; ++j) {
-      double s = 0;
-      for (int h = 0; h < H; ++h)
-        s += (double)q[AT(b, i, n, h)] * k[AT(b, j, n, h)];
-      p[i][j] = scale * s;
-      m = fmax(m, p[i][j]);
-    }
-    for (int j = 0; j <= i; ++j)
-      l += p[i][j] = exp(p[i][j] - m);
-    for (int j = 0; j <= i; ++j)
-      p[i][j] /= l;
-    for (int h = 0; h < H; ++h) {
-      double o = 0;
-      for (int j = 0; j <= i; ++j)
-        o += p[i][j] * v[AT(b, j, n, h)];
-      out[AT(b, i, n, h)] = o;
-      dsum += o * dout[AT(b, i, n, h)];
-    }
-    for (int j = 0; j <= i; ++j) {
-      double dp = 0;
-      for (int h = 0; h < H; ++h)
-        dp += (double)dout[AT(b, i, n, h)] * v[AT(b, j, n, h)];
-      ds[i][j] = p[i][j] * (dp - dsum);
-    }
-  }
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j <= i; ++j)
-      for (int h = 0; h < H; ++h) {
-        dq[AT(b, i, n, h)] += scale * ds[i][j] * k[AT(b, j, n, h)];
-        dk[AT(b, j, n, h)] += scale * ds[i][j] * q[AT(b, i, n, h)];
-        dv[AT(b, j, n, h)] += p[i][j] * dout[AT(b, i, n, h)];
-      }
-}
-
-/* max |got - want| over max |want|: the library accumulates in fp32 (scores, softmax, sums of
- * T = 128 products), so 1e-4 of the largest value leaves room for its rounding and none for a
- * wrong mask, scale or index. */
-static int close_to(const char* name, const float* got, const double* want) {
-  double err = 0, big = 0;
-  for (size_t i = 0; i < SIZE; ++i) {
-    err = fmax(err, fabs(got[i] - want[i]));
-    big = fmax(big, fabs(want[i]));
-  }
-  printf("  %-4s max|diff| %.3g (max|ref| %.3g)\n", name, err, big);
-  return err <= 1e-4 * big;
-}
+#include "naive_attention.h"
 
 int main(void) {
   enum { Q, K, V, DOUT, OUT, DQ, DK, DV, NT };
@@ -88,6 +23,8 @@ int main(void) {
   const double scale = 1.0 / sqrt((double)H);
   kattn_problem_t problem;
   kattn_backend_t backend;
+  /* The library accumulates in fp32 (scores, softmax, sums of T = 128 products): 1e-4 of the
+   * largest value leaves room for its rounding and none for a wrong mask, scale or index. */
   int ok = 1;
   for (int t = 0; t < NT; ++t) {
     x[t] = malloc(SIZE * sizeof(float));
@@ -114,7 +51,7 @@ int main(void) {
   printf("attention_c: kokkos-attention %s, backend %d, B=%d T=%d N=%d H=%d causal, fp32:\n",
          kattn_version(), (int)backend, B, T, N, H);
   for (int t = OUT; t < NT; ++t)
-    ok &= close_to(names[t], x[t], ref[t]);
+    ok &= close_to(names[t], x[t], ref[t], 1e-4);
   TRY(kattn_problem_destroy(problem));
   TRY(kattn_finalize());
   for (int t = 0; t < NT; ++t) {
