@@ -68,13 +68,13 @@ struct BwdConsumer {
   // (or dO); both K-major.
   __device__ __forceinline__ void gemm_rows(float (&acc)[kSRegs], std::uint32_t a_rows,
                                             std::uint32_t b_rows) const {
+    const std::uint64_t da0 = sw128_desc(a_rows, 16, 1024), db0 = sw128_desc(b_rows, 16, 1024);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const std::uint32_t off = (kk % 4) * 32; // 16 elements inside the 128-byte row
-      const std::uint64_t da =
-          sw128_desc(a_rows + (kk / 4) * Cfg::kKVColBlockBytes + off, 16, 1024);
-      const std::uint64_t db = sw128_desc(b_rows + (kk / 4) * Cfg::kQColBlockBytes + off, 16, 1024);
+      const std::uint64_t da = desc_advance(da0, (kk / 4) * Cfg::kKVColBlockBytes + off);
+      const std::uint64_t db = desc_advance(db0, (kk / 4) * Cfg::kQColBlockBytes + off);
       if (kk == 0) {
         MmaS::run_zero(acc, da, db);
       } else {
@@ -189,11 +189,13 @@ struct BwdConsumer {
     const std::uint32_t a0 = ds + 64 * half * 128;
     const std::uint32_t b0 =
         smem + Cfg::kOffK + (Cfg::kDqSplit ? wg * Cfg::kKVColBlockBytes : 0) + 64 * half * 128;
+    const std::uint64_t da0 = sw128_desc(a0, Cfg::kDsBytes, 1024);
+    const std::uint64_t db0 = sw128_desc(b0, Cfg::kKVColBlockBytes, 1024);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-      const std::uint64_t da = sw128_desc(a0 + kk * 2048, Cfg::kDsBytes, 1024);
-      const std::uint64_t db = sw128_desc(b0 + kk * 2048, Cfg::kKVColBlockBytes, 1024);
+      const std::uint64_t da = desc_advance(da0, kk * 2048);
+      const std::uint64_t db = desc_advance(db0, kk * 2048);
       if (kZero && kk == 0) {
         MmaDq::run_zero(dq, da, db);
       } else {
@@ -221,19 +223,28 @@ struct BwdConsumer {
     // Column group j of row r (of the warp's 16) is in swizzle row R = 2 r + j / 4, chunk
     // (2 (j % 4) + (lane % 4) / 2) ^ (R % 8); the 8-byte stores of a half warp (4 rows, R % 8
     // two apart) meet every bank once. Rows r and r + 8 share R % 8: h adds 16 swizzle rows.
+    // The per-row check only where the block reaches past the sequence (a uniform branch: the
+    // common block's staging has no selects).
+    const auto stage = [&]<bool kCheck>() {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int sr = 2 * (lane / 4) + j / 4;
-      const std::uint32_t at0 =
-          box + sr * 128 + ((2 * (j % 4) + (lane % 4) / 2) ^ (sr % 8)) * 16 + 8 * (lane % 2);
+      for (int j = 0; j < 8; ++j) {
+        const int sr = 2 * (lane / 4) + j / 4;
+        const std::uint32_t at0 =
+            box + sr * 128 + ((2 * (j % 4) + (lane % 4) / 2) ^ (sr % 8)) * 16 + 8 * (lane % 2);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = lane / 4 + 8 * h;
-        const bool valid = Cfg::kDqWarpRows * warp + row < valid_rows;
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at0 + h * 16 * 128),
-                     "f"(valid ? dq[4 * j + 2 * h] : 0.f), "f"(valid ? dq[4 * j + 2 * h + 1] : 0.f)
-                     : "memory");
+        for (int h = 0; h < 2; ++h) {
+          const bool valid = !kCheck || Cfg::kDqWarpRows * warp + lane / 4 + 8 * h < valid_rows;
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at0 + h * 16 * 128),
+                       "f"(valid ? dq[4 * j + 2 * h] : 0.f),
+                       "f"(valid ? dq[4 * j + 2 * h + 1] : 0.f)
+                       : "memory");
+        }
       }
+    };
+    if (valid_rows >= BM) {
+      stage.template operator()<false>();
+    } else {
+      stage.template operator()<true>();
     }
     fence_proxy_async();
     __syncwarp();
@@ -296,10 +307,11 @@ struct BwdConsumer {
   __device__ __forceinline__ void gemm_frags(float (&acc)[kAccRegs],
                                              const std::uint32_t (&f)[kSteps][4],
                                              std::uint32_t b_rows) const {
+    const std::uint64_t db0 = sw128_desc(b_rows, Cfg::kQColBlockBytes, 1024);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
-      MmaKV::run(acc, f[kk], sw128_desc(b_rows + kk * 2048, Cfg::kQColBlockBytes, 1024), 1);
+      MmaKV::run(acc, f[kk], desc_advance(db0, kk * 2048), 1);
     }
     wgmma_commit();
   }
