@@ -42,6 +42,19 @@ for exe in "$@"; do
   done
   break
 done
+# Fortran programs (the module's examples) need the root's Fortran runtime; one built with an
+# nvptx offload target (scripts/fortran-offload.sh) also libgomp's CUDA plugin, which libgomp
+# loads from the library path.
+for exe in "$@"; do
+  deps=$(in_root ldd "$build/$exe" 2>/dev/null || true)
+  for lib in libgfortran.so.5 libquadmath.so.0; do
+    [[ $deps == *"$lib"* && ! -e $dest/$lib ]] || continue
+    cp -L "$root$(in_root readlink -f "/usr/lib/x86_64-linux-gnu/$lib")" "$dest/$lib"
+  done
+done
+if [[ -n $(sed -n 's/^KokkosAttn_FORTRAN_OFFLOAD:STRING=//p' "$build/CMakeCache.txt") ]]; then
+  cp -L "$root/usr/lib/x86_64-linux-gnu/libgomp-plugin-nvptx.so.1" "$dest/"
+fi
 cp -L /usr/local/cuda/lib64/libcudart.so.13 "$dest/"
 find "$dest" -maxdepth 1 -type f -name 'libkokkos*.so*' -exec strip --strip-debug {} +
 log "$(du -sh "$dest" | cut -f1) in $dest: $(ls "$dest" | tr '\n' ' ')"
