@@ -99,6 +99,7 @@ struct BwdArgs {
   CUtensorMap tma_do;
   CUtensorMap tma_dq; // dq_accum, f32 [N, acc_rows, H]: the reduction's target
   FlashBwdParams p;
+  std::uint64_t* trace; // bwd_trace.cuh's marks (trace builds only; nullptr: none)
 };
 
 } // namespace kattn::cuda_kernels::sm90

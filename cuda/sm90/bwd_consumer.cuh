@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "bwd_config.cuh"
+#include "bwd_trace.cuh"
 #include "bwd_work.cuh"
 #include "common/bwd_scores.cuh"
 #include "ptx.cuh"
@@ -63,6 +64,14 @@ struct BwdConsumer {
   const int r0 = 16 * (tid / 32) + lane / 4; // accumulator rows r0 and r0 + 8
   const int kw0 = w.n0 + 64 * wg;
   const BwdRing<Cfg> ring{smem + Cfg::kOffBar};
+
+  // A phase mark of step s for the timeline (bwd_trace.cuh); no code outside trace builds.
+  __device__ __forceinline__ void mark([[maybe_unused]] const Step& s,
+                                       [[maybe_unused]] BwdMark m) const {
+#ifdef KATTN_SM90_BWD_TRACE
+    bwd_trace_mark(a.trace, wg, s.it, m);
+#endif
+  }
 
   // acc = A B^T over the head dim: A = this warpgroup's 64 rows of K (or V), B = the stage's Q
   // (or dO); both K-major.
@@ -331,6 +340,7 @@ struct BwdConsumer {
                           128);
       named_bar_sync(1, Cfg::kConsumerThreads);
     }
+    mark(s, kMarkLoaded);
     gemm_rows(sa, smem + Cfg::kOffK + 64 * wg * 128, q);
     gemm_rows(dpa, smem + Cfg::kOffV + 64 * wg * 128, d_o);
   }
@@ -344,6 +354,7 @@ struct BwdConsumer {
   // carried into the next step through a branch made ptxas serialise the wgmma).
   template <bool kSoftcap>
   __device__ __forceinline__ void step(const Step& s) const {
+    mark(s, kMarkStart);
     const bool masked = tile_masked(s.m0);
     const auto scores = [&](auto&& f) {
       if (masked) {
@@ -385,6 +396,7 @@ struct BwdConsumer {
       wgmma_wait<0>();
       reg_fence(sa);
       reg_fence(dpa);
+      mark(s, kMarkScores);
       float lse2[2], d[2]; // a column group's, loaded as its scores come (32 preloaded spilled)
       scores([&](int i, bool visible, int c) {
         if (i % 4 == 0) {
@@ -396,12 +408,15 @@ struct BwdConsumer {
       pack(sa, pf);
       pack(dpa, dsf);
       gemm_frags(dv, pf, d_o);
+      mark(s, kMarkDvIssued);
     } else { // P and dV while dP^T's product runs, then dS while dV's runs
       wgmma_wait<1>();
       reg_fence(sa);
+      mark(s, kMarkScores);
       scores([&](int i, bool visible, int c) { sa[i] = sg.prob(sa[i], lse2[c], visible); });
       pack(sa, pf);
       gemm_frags(dv, pf, d_o);
+      mark(s, kMarkDvIssued);
       if constexpr (!kDEarly) {
         load_rows(rows, 1, d);
       }
@@ -420,6 +435,7 @@ struct BwdConsumer {
     }
     store_ds(dsf, ds);
     fence_proxy_async();
+    mark(s, kMarkDsStored);
     float dq[kSRegs];
     if constexpr (Cfg::kDqSplit) {
       // This warpgroup's dS^T rows are ready for the other's dQ (arrive), its own for its dQ
@@ -430,11 +446,14 @@ struct BwdConsumer {
       named_bar_arrive(6 + 2 * wg + s.it % 2, Cfg::kConsumerThreads);
       named_bar_sync(2 + wg, 128);
       gemm_dq<true>(dq, ds, wg);
+      mark(s, kMarkOwnDq);
       named_bar_sync(6 + 2 * (1 - wg) + s.it % 2, Cfg::kConsumerThreads);
+      mark(s, kMarkOtherRows);
       gemm_dq<false>(dq, ds, 1 - wg);
     } else {
       named_bar_sync(2 + wg, 128);
       gemm_dq<true>(dq, ds, wg);
+      mark(s, kMarkOwnDq);
     }
     gemm_frags(dk, dsf, q);
     wgmma_wait<1>(); // dV and dQ done, dK running
@@ -443,9 +462,12 @@ struct BwdConsumer {
       reg_fence(pf[kk]);
     }
     reg_fence(dq);
+    mark(s, kMarkDqReady);
     release(ring.do_empty(st));
     reduce_dq(dq, s);
+    mark(s, kMarkReduced);
     wgmma_wait<0>(); // dK done: its A fragments may be overwritten, Q's stage refilled
+    mark(s, kMarkDkReady);
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
       reg_fence(dsf[kk]);

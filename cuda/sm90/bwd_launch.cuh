@@ -9,6 +9,7 @@
 
 #include "bwd_config.cuh"
 #include "bwd_kernel.cuh"
+#include "bwd_trace.cuh"
 #include "common/cuda_check.hpp"
 #include "host_utils.hpp"
 
@@ -38,8 +39,15 @@ void launch_bwd(const FlashBwdParams& p, cudaStream_t stream) {
   // first.
   const dim3 grid(static_cast<unsigned>((f.S + Cfg::kBlockN - 1) / Cfg::kBlockN),
                   static_cast<unsigned>(f.K), static_cast<unsigned>(f.B));
+#ifdef KATTN_SM90_BWD_TRACE
+  const BwdTraceRecorder trace(stream);
+  a.trace = trace.buffer();
+#endif
   bwd_kernel<Cfg><<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(a);
   check_cuda(cudaGetLastError(), "sm90 backward: kernel launch");
+#ifdef KATTN_SM90_BWD_TRACE
+  trace.write(Cfg::kHeadDim);
+#endif
 }
 
 } // namespace kattn::cuda_kernels::sm90
