@@ -78,8 +78,8 @@ int main(void) {
       staging[i] = t < OUT ? to_bf16((float)sin(0.1 * i + t)) : 0xffffu;
       x[t][i] = from_bf16(staging[i]);
     }
-    CUDA_TRY(cudaMemcpyAsync(dev[t], staging, SIZE * sizeof(uint16_t), cudaMemcpyHostToDevice,
-                             stream));
+    CUDA_TRY(
+        cudaMemcpyAsync(dev[t], staging, SIZE * sizeof(uint16_t), cudaMemcpyHostToDevice, stream));
     CUDA_TRY(cudaStreamSynchronize(stream)); /* staging is reused */
   }
   CUDA_TRY(cudaMalloc((void**)&lse, B * N * T * sizeof(float)));
@@ -97,11 +97,11 @@ int main(void) {
          kattn_version(), B, T, N, H);
   if (print_choice(problem, 0) || print_choice(problem, 1))
     return 1;
-  TRY(kattn_forward(problem, stream)); /* enqueued on the stream: returns before the GPU is done */
+  TRY(kattn_forward(problem, stream));  /* enqueued on the stream: returns before the GPU is done */
   TRY(kattn_backward(problem, stream)); /* reads out and lse from the forward, in stream order */
   for (int t = OUT; t < NT; ++t) {
-    CUDA_TRY(cudaMemcpyAsync(staging, dev[t], SIZE * sizeof(uint16_t), cudaMemcpyDeviceToHost,
-                             stream));
+    CUDA_TRY(
+        cudaMemcpyAsync(staging, dev[t], SIZE * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
     CUDA_TRY(cudaStreamSynchronize(stream));
     for (size_t i = 0; i < SIZE; ++i)
       x[t][i] = from_bf16(staging[i]);
