@@ -32,7 +32,7 @@ IN_ROOT   := KOKKOSATTN_SKIP_SETUP=1 scripts/in-root.sh
 CMAKE_ARGS ?=
 CONFORMANCE_ARGS ?= --time-budget 240
 FORMAT_DIRS := core kernels backends cuda hip tests examples benchmarks
-FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \
+FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' -o -name '*.c' \
                  -o -name '*.cu' -o -name '*.cuh' -o -name '*.hip' \) 2>/dev/null || true
 
 .PHONY: help setup configure build test ctest test-sanitize fuzz install-test demo format format-check shell \
@@ -91,10 +91,11 @@ test-sanitize: setup
 	  $(IN_ROOT) cmake --preset sanitize -B $(SANITIZE_DIR) >/dev/null; \
 	  $(IN_ROOT) cmake --build $(SANITIZE_DIR) -j $(JOBS) --target kokkosattn_tests kokkos-attn-conformance \
 	    kokkosattn_c_api_test kokkosattn_c_threads_test kokkosattn_c_bad_inputs_test \
-	    kokkosattn_c_backward_plan_test; \
+	    kokkosattn_c_bad_inputs_suite_test kokkosattn_c_backward_plan_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_tests; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_api_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_bad_inputs_test; \
+	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_bad_inputs_suite_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_threads_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/kokkosattn_c_backward_plan_test; \
 	  $(IN_ROOT) $(SANITIZE_ENV) $(SANITIZE_DIR)/tests/conformance/kokkos-attn-conformance \

@@ -1,38 +1,9 @@
 /* Bad input through the C API: one row per kind of input the validation (core/src/validate/)
  * refuses, each a valid problem with one thing changed. Every row must give its status, a
  * message that names the argument (and says what came), and leave every output untouched. A
- * first row changes nothing and must run: the table cannot pass by refusing everything. */
-#include <kokkosattn.h>
-
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-enum { B = 2, T = 16, S = 24, N = 4, K = 2, H = 32, QN = B * T * N * H, KN = B * S * K * H };
-static float q[QN], k[KN], v[KN], o[QN], dout[QN], dq[QN], dk[KN], dv[KN], lse[B * N * T];
-static float bias[B * N * T * S], slopes[N + 1], factor[1] = {1.0f};
-static int seqlens[B + 1], cu_q[B + 1], cu_k[B + 1];
-static const float poison = -12345.0f;
-static const int64_t qx[4] = {B, T, N, H}, kx[4] = {B, S, K, H}, lx[3] = {B, N, T};
-
-static kattn_status_t tensor(kattn_problem_t p, kattn_role_t role, void* data, int rank,
-                             const int64_t* extents) {
-  return kattn_problem_set_tensor(p, role, data, KATTN_F32, rank, extents, NULL, KATTN_MEMORY_HOST);
-}
-
-/* The valid problem: q, k, v, out (GQA 4/2, T != S), the LSE, and for the backward dout, dq, dk,
- * dv. */
-static void base(kattn_problem_t p) {
-  tensor(p, KATTN_Q, q, 4, qx);
-  tensor(p, KATTN_K, k, 4, kx);
-  tensor(p, KATTN_V, v, 4, kx);
-  tensor(p, KATTN_OUT, o, 4, qx);
-  tensor(p, KATTN_LSE, lse, 3, lx);
-  tensor(p, KATTN_DOUT, dout, 4, qx);
-  tensor(p, KATTN_DQ, dq, 4, qx);
-  tensor(p, KATTN_DK, dk, 4, kx);
-  tensor(p, KATTN_DV, dv, 4, kx);
-}
+ * first row changes nothing and must run: the table cannot pass by refusing everything. The
+ * harness: c_bad_inputs.h; a row per case of the validation suite: test_c_bad_inputs_suite.c. */
+#include "c_bad_inputs.h"
 
 /* One change each (the name is the row's label). */
 static void nothing(kattn_problem_t p) {
@@ -123,20 +94,6 @@ static void dbias_without_bias(kattn_problem_t p) {
   static const int64_t x[4] = {B, N, T, S};
   tensor(p, KATTN_DBIAS, bias, 4, x);
 }
-/* Packed varlen (forward): q, out [B T, N, H], k, v [B S, K, H], sequences of 9 and 23 queries,
- * 20 and 28 keys; no LSE. The valid one is a row of its own. */
-static void packed(kattn_problem_t p) {
-  static const int64_t pq[3] = {B * T, N, H}, pk[3] = {B * S, K, H}, c[1] = {B + 1};
-  cu_q[0] = 0, cu_q[1] = 9, cu_q[2] = B * T;
-  cu_k[0] = 0, cu_k[1] = 20, cu_k[2] = B * S;
-  tensor(p, KATTN_Q, q, 3, pq);
-  tensor(p, KATTN_K, k, 3, pk);
-  tensor(p, KATTN_V, v, 3, pk);
-  tensor(p, KATTN_OUT, o, 3, pq);
-  tensor(p, KATTN_LSE, NULL, 0, NULL);
-  kattn_problem_set_tensor(p, KATTN_CU_SEQLENS_Q, cu_q, KATTN_I32, 1, c, NULL, KATTN_MEMORY_HOST);
-  kattn_problem_set_tensor(p, KATTN_CU_SEQLENS_K, cu_k, KATTN_I32, 1, c, NULL, KATTN_MEMORY_HOST);
-}
 static void packed_offsets_decrease(kattn_problem_t p) {
   packed(p);
   cu_q[1] = B * T + 1;
@@ -159,20 +116,12 @@ static void dk_strides_overlap(kattn_problem_t p) {
 }
 static void fp8_factor_f32_q(kattn_problem_t p) {
   static const int64_t x[1] = {1};
-  tensor(p, KATTN_FP8_DESCALE_Q, factor, 1, x);
+  tensor(p, KATTN_FP8_DESCALE_Q, factor(KATTN_FP8_DESCALE_Q), 1, x);
 }
 static void fp8_backward_factor_f32_q(kattn_problem_t p) {
   static const int64_t x[1] = {1};
-  tensor(p, KATTN_FP8_AMAX_DQ, factor, 1, x);
+  tensor(p, KATTN_FP8_AMAX_DQ, factor(KATTN_FP8_AMAX_DQ), 1, x);
 }
-
-typedef struct {
-  const char* label;
-  void (*change)(kattn_problem_t);
-  int backward;
-  kattn_status_t status;
-  const char* names[2]; /* both must be in the message (NULL: none) */
-} bad_input;
 
 static const bad_input rows[] = {
     {"nothing (forward)", nothing, 0, KATTN_OK, {NULL, NULL}},
@@ -209,7 +158,11 @@ static const bad_input rows[] = {
      0,
      KATTN_ERROR_INVALID_ARGUMENT,
      {"cu_seqlens_q", "33"}},
-    {"packed last offset", packed_last_offset, 0, KATTN_ERROR_INVALID_ARGUMENT, {"cu_seqlens_k", "47"}},
+    {"packed last offset",
+     packed_last_offset,
+     0,
+     KATTN_ERROR_INVALID_ARGUMENT,
+     {"cu_seqlens_k", "47"}},
     {"packed max_seqlen_q short",
      packed_max_seqlen_short,
      0,
@@ -229,58 +182,6 @@ static const bad_input rows[] = {
      {"amax_dq", "f8_e4m3"}},
 };
 
-static void poison_outputs(void) {
-  float* outs[] = {o, dq, dk, dv};
-  const int sizes[] = {QN, QN, KN, KN};
-  for (int t = 0; t < 4; ++t)
-    for (int i = 0; i < sizes[t]; ++i)
-      outs[t][i] = poison;
-}
-
-static int outputs_untouched(int backward) {
-  float* outs[] = {o, dq, dk, dv};
-  const int sizes[] = {QN, QN, KN, KN};
-  for (int t = backward ? 1 : 0; t < (backward ? 4 : 1); ++t)
-    for (int i = 0; i < sizes[t]; ++i)
-      if (outs[t][i] != poison)
-        return 0;
-  return 1;
-}
-
 int main(void) {
-  int failures = 0;
-  const int count = (int)(sizeof rows / sizeof rows[0]);
-  for (int i = 0; i < QN; ++i)
-    q[i] = o[i] = dout[i] = (float)sin(0.3 * i);
-  for (int i = 0; i < KN; ++i)
-    k[i] = v[i] = (float)cos(0.2 * i);
-  if (kattn_initialize() != KATTN_OK)
-    return 1;
-  for (int r = 0; r < count; ++r) {
-    const bad_input* row = &rows[r];
-    kattn_problem_t p = NULL;
-    kattn_status_t got;
-    const char* msg;
-    int ok;
-    if (kattn_problem_create(&p) != KATTN_OK)
-      return 1;
-    base(p);
-    if (row->backward && kattn_forward(p, NULL) != KATTN_OK) /* out and lse for the backward */
-      return 1;
-    row->change(p);
-    poison_outputs();
-    got = row->backward ? kattn_backward(p, NULL) : kattn_forward(p, NULL);
-    msg = kattn_last_error();
-    ok = got == row->status;
-    for (int n = 0; n < 2; ++n)
-      ok = ok && (row->names[n] == NULL || strstr(msg, row->names[n]) != NULL);
-    if (row->status != KATTN_OK)
-      ok = ok && outputs_untouched(row->backward);
-    printf("%s %-26s status %d: %s\n", ok ? "ok  " : "FAIL", row->label, (int)got, msg);
-    failures += !ok;
-    kattn_problem_destroy(p);
-  }
-  kattn_finalize();
-  printf("test_c_bad_inputs: %d of %d rows as expected\n", count - failures, count);
-  return failures ? 1 : 0;
+  return run_rows("test_c_bad_inputs", rows, (int)(sizeof rows / sizeof rows[0]));
 }
