@@ -180,7 +180,8 @@ kattn_status_t kattn_backward(kattn_problem_t problem, void* stream);
 kattn_status_t kattn_synchronize(kattn_memory_t memory, void* stream);
 /* The backend the forward (backward: nonzero) would run and why, every backend's verdict. At
  * most `size` bytes including the terminating 0 go to `text` (may be NULL with size 0);
- * *needed (if not NULL) gets the full length + 1. */
+ * *needed (if not NULL) gets the full length + 1. A valid problem that no backend can run gives
+ * KATTN_ERROR_UNSUPPORTED, each backend's reason in kattn_last_error() (as kattn_forward). */
 kattn_status_t kattn_explain(kattn_problem_t problem, int backward, char* text, size_t size,
                              size_t* needed);
 /* Which backend the forward would run (KATTN_BACKEND_AUTO when the problem writes nothing). */
