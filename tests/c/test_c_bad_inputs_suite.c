@@ -16,8 +16,8 @@
  * backward dq's shape; dbias without bias; FP8 factors with q not f8 (forward and backward).
  *
  * Cases the C API refuses in a setter, before any run (rows "(setter)": the message names the
- * setter's argument, not the tensor, which is the call's role): v of rank 5 (rank), negative T
- * and negative Hv (extents[d]), a backend id outside the enum (backend).
+ * tensor by its role and the setter's argument): v of rank 5 (v: rank), negative T and negative
+ * Hv (q: extents[1], v: extents[3]), a backend id outside the enum (backend).
  *
  * Cases with no row:
  * - test_validate_dims.cpp checks the sizes, scale and window that validation resolves
@@ -528,13 +528,13 @@ static const bad_input rows[] = {
     /* test_validate_tensors.cpp */
     {"q rank 2", q_rank_two, 0, INVALID, {"q:", "got rank 2 [32, 128]"}},
     {"k rank 3, no cu_seqlens", k_rank_three, 0, INVALID, {"k:", "got rank 3 [2, 24, 2]"}},
-    {"v rank 5 (setter)", v_rank_five, 0, INVALID, {"rank:", "got 5"}},
+    {"v rank 5 (setter)", v_rank_five, 0, INVALID, {"v: rank:", "got 5"}},
     {"out not given", out_missing, 0, INVALID, {"out:", "got none"}},
     {"q data NULL", q_data_null, 0, INVALID, {"q:", "got nullptr"}},
     {"out data NULL", out_data_null, 0, INVALID, {"out:", "got nullptr"}},
-    {"T -1 (setter)", t_negative, 0, INVALID, {"extents[1]", "got -1"}},
+    {"T -1 (setter)", t_negative, 0, INVALID, {"q: extents[1]", "got -1"}},
     {"H 0", h_zero, 0, INVALID, {"q:", "got [2, 16, 4, 0]"}},
-    {"v's Hv -3 (setter)", hv_negative, 0, INVALID, {"extents[3]", "got -3"}},
+    {"v's Hv -3 (setter)", hv_negative, 0, INVALID, {"v: extents[3]", "got -3"}},
     {"k's B 1", k_batch, 0, INVALID, {"k:", "got [1, 24, 2, 32]"}},
     {"k's H 31", k_head_dim, 0, INVALID, {"k:", "got [2, 24, 2, 31]"}},
     {"v's K 1", v_heads, 0, INVALID, {"v:", "got [2, 24, 1, 32]"}},

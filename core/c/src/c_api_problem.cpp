@@ -24,84 +24,60 @@ static_assert(KATTN_BACKEND_AUTO == int(Backend::automatic) &&
 static_assert(KATTN_ALIGN_TOP_LEFT == int(Alignment::top_left) &&
               KATTN_ALIGN_BOTTOM_RIGHT == int(Alignment::bottom_right));
 
-Tensor& tensor_of(BackwardProblem& p, kattn_role_t role) {
-  ForwardProblem& f = p.forward;
-  switch (role) {
-  case KATTN_Q:
-    return f.q;
-  case KATTN_K:
-    return f.k;
-  case KATTN_V:
-    return f.v;
-  case KATTN_OUT:
-    return f.out;
-  case KATTN_LSE:
-    return f.extras.lse;
-  case KATTN_BIAS:
-    return f.extras.bias;
-  case KATTN_MASK:
-    return f.extras.mask;
-  case KATTN_ALIBI_SLOPES:
-    return f.extras.alibi_slopes;
-  case KATTN_SEQLENS_Q:
-    return f.extras.seqlens_q;
-  case KATTN_SEQLENS_K:
-    return f.extras.seqlens_k;
-  case KATTN_CU_SEQLENS_Q:
-    return f.extras.cu_seqlens_q;
-  case KATTN_CU_SEQLENS_K:
-    return f.extras.cu_seqlens_k;
-  case KATTN_DOUT:
-    return p.dout;
-  case KATTN_DQ:
-    return p.dq;
-  case KATTN_DK:
-    return p.dk;
-  case KATTN_DV:
-    return p.dv;
-  case KATTN_DBIAS:
-    return p.dbias;
-  case KATTN_FP8_DESCALE_Q:
-    return f.extras.fp8.descale_q;
-  case KATTN_FP8_DESCALE_K:
-    return f.extras.fp8.descale_k;
-  case KATTN_FP8_DESCALE_V:
-    return f.extras.fp8.descale_v;
-  case KATTN_FP8_DESCALE_S:
-    return f.extras.fp8.descale_s;
-  case KATTN_FP8_SCALE_S:
-    return f.extras.fp8.scale_s;
-  case KATTN_FP8_SCALE_O:
-    return f.extras.fp8.scale_o;
-  case KATTN_FP8_AMAX_S:
-    return f.extras.fp8.amax_s;
-  case KATTN_FP8_AMAX_O:
-    return f.extras.fp8.amax_o;
-  case KATTN_FP8_DESCALE_O:
-    return p.fp8.descale_o;
-  case KATTN_FP8_DESCALE_DOUT:
-    return p.fp8.descale_dout;
-  case KATTN_FP8_DESCALE_DP:
-    return p.fp8.descale_dp;
-  case KATTN_FP8_SCALE_DP:
-    return p.fp8.scale_dp;
-  case KATTN_FP8_SCALE_DQ:
-    return p.fp8.scale_dq;
-  case KATTN_FP8_SCALE_DK:
-    return p.fp8.scale_dk;
-  case KATTN_FP8_SCALE_DV:
-    return p.fp8.scale_dv;
-  case KATTN_FP8_AMAX_DQ:
-    return p.fp8.amax_dq;
-  case KATTN_FP8_AMAX_DK:
-    return p.fp8.amax_dk;
-  case KATTN_FP8_AMAX_DV:
-    return p.fp8.amax_dv;
-  case KATTN_FP8_AMAX_DP:
-    return p.fp8.amax_dp;
-  default: // an unknown value (the range enumerators included)
-    break;
+// Each role: its name in messages (the validation's) and the problem's tensor it sets.
+struct RoleSlot {
+  kattn_role_t role;
+  const char* name;
+  Tensor& (*of)(BackwardProblem&);
+};
+#define KATTN_ROLE(r, n, member)                                                                   \
+  RoleSlot {                                                                                       \
+    r, n, [](BackwardProblem& p) -> Tensor& { return p.member; }                                   \
   }
+constexpr RoleSlot kRoles[] = {
+    KATTN_ROLE(KATTN_Q, "q", forward.q),
+    KATTN_ROLE(KATTN_K, "k", forward.k),
+    KATTN_ROLE(KATTN_V, "v", forward.v),
+    KATTN_ROLE(KATTN_OUT, "out", forward.out),
+    KATTN_ROLE(KATTN_LSE, "lse", forward.extras.lse),
+    KATTN_ROLE(KATTN_BIAS, "bias", forward.extras.bias),
+    KATTN_ROLE(KATTN_MASK, "mask", forward.extras.mask),
+    KATTN_ROLE(KATTN_ALIBI_SLOPES, "alibi_slopes", forward.extras.alibi_slopes),
+    KATTN_ROLE(KATTN_SEQLENS_Q, "seqlens_q", forward.extras.seqlens_q),
+    KATTN_ROLE(KATTN_SEQLENS_K, "seqlens_k", forward.extras.seqlens_k),
+    KATTN_ROLE(KATTN_CU_SEQLENS_Q, "cu_seqlens_q", forward.extras.cu_seqlens_q),
+    KATTN_ROLE(KATTN_CU_SEQLENS_K, "cu_seqlens_k", forward.extras.cu_seqlens_k),
+    KATTN_ROLE(KATTN_DOUT, "dout", dout),
+    KATTN_ROLE(KATTN_DQ, "dq", dq),
+    KATTN_ROLE(KATTN_DK, "dk", dk),
+    KATTN_ROLE(KATTN_DV, "dv", dv),
+    KATTN_ROLE(KATTN_DBIAS, "dbias", dbias),
+    KATTN_ROLE(KATTN_FP8_DESCALE_Q, "fp8.descale_q", forward.extras.fp8.descale_q),
+    KATTN_ROLE(KATTN_FP8_DESCALE_K, "fp8.descale_k", forward.extras.fp8.descale_k),
+    KATTN_ROLE(KATTN_FP8_DESCALE_V, "fp8.descale_v", forward.extras.fp8.descale_v),
+    KATTN_ROLE(KATTN_FP8_DESCALE_S, "fp8.descale_s", forward.extras.fp8.descale_s),
+    KATTN_ROLE(KATTN_FP8_SCALE_S, "fp8.scale_s", forward.extras.fp8.scale_s),
+    KATTN_ROLE(KATTN_FP8_SCALE_O, "fp8.scale_o", forward.extras.fp8.scale_o),
+    KATTN_ROLE(KATTN_FP8_AMAX_S, "fp8.amax_s", forward.extras.fp8.amax_s),
+    KATTN_ROLE(KATTN_FP8_AMAX_O, "fp8.amax_o", forward.extras.fp8.amax_o),
+    KATTN_ROLE(KATTN_FP8_DESCALE_O, "fp8.descale_o", fp8.descale_o),
+    KATTN_ROLE(KATTN_FP8_DESCALE_DOUT, "fp8.descale_dout", fp8.descale_dout),
+    KATTN_ROLE(KATTN_FP8_DESCALE_DP, "fp8.descale_dp", fp8.descale_dp),
+    KATTN_ROLE(KATTN_FP8_SCALE_DP, "fp8.scale_dp", fp8.scale_dp),
+    KATTN_ROLE(KATTN_FP8_SCALE_DQ, "fp8.scale_dq", fp8.scale_dq),
+    KATTN_ROLE(KATTN_FP8_SCALE_DK, "fp8.scale_dk", fp8.scale_dk),
+    KATTN_ROLE(KATTN_FP8_SCALE_DV, "fp8.scale_dv", fp8.scale_dv),
+    KATTN_ROLE(KATTN_FP8_AMAX_DQ, "fp8.amax_dq", fp8.amax_dq),
+    KATTN_ROLE(KATTN_FP8_AMAX_DK, "fp8.amax_dk", fp8.amax_dk),
+    KATTN_ROLE(KATTN_FP8_AMAX_DV, "fp8.amax_dv", fp8.amax_dv),
+    KATTN_ROLE(KATTN_FP8_AMAX_DP, "fp8.amax_dp", fp8.amax_dp),
+};
+#undef KATTN_ROLE
+
+const RoleSlot& slot_of(kattn_role_t role) {
+  for (const RoleSlot& r : kRoles)
+    if (r.role == role)
+      return r;
   throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_FP8_AMAX_DP), got " +
                         std::to_string(int(role)));
 }
@@ -194,8 +170,12 @@ kattn_status_t kattn_problem_set_tensor(kattn_problem_t problem, kattn_role_t ro
                                         const int64_t* strides, kattn_memory_t memory) {
   return guarded("kattn_problem_set_tensor", [&] {
     kattn::BackwardProblem& p = problem_of(problem);
-    kattn::Tensor& slot = kattn::c_api::tensor_of(p, role); // the role checked first
-    slot = kattn::c_api::make_tensor(data, dtype, rank, extents, strides, memory);
+    const kattn::c_api::RoleSlot& slot = kattn::c_api::slot_of(role); // the role checked first
+    try {
+      slot.of(p) = kattn::c_api::make_tensor(data, dtype, rank, extents, strides, memory);
+    } catch (const kattn::InvalidArgument& e) { // which tensor: the caller's role, by name
+      throw kattn::InvalidArgument(std::string(slot.name) + ": " + e.what());
+    }
   });
 }
 
