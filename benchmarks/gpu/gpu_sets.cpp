@@ -38,12 +38,15 @@ std::vector<std::uint16_t> random_bf16(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-std::unique_ptr<DeviceBuffer> filled(const std::vector<std::uint16_t>& host, std::size_t count) {
+// A device tensor of `count` bf16 values uniform in [-2, 2) from its own seed: every tensor of
+// every set differs, as the peers' inputs do (benchmarks/peers.py). (Until 2026-12-03 one block
+// of 2^22 values was tiled into q, k, v and dout alike: q == k, and the same bytes in every set,
+// which made our rows and the peers' differ in data as well as in code.)
+std::unique_ptr<DeviceBuffer> random_tensor(std::size_t count, std::uint64_t seed) {
+  const std::vector<std::uint16_t> host = random_bf16(count, seed);
   auto b = std::make_unique<DeviceBuffer>(count * 2);
-  for (std::size_t off = 0; off < count; off += host.size())
-    check_cuda(cudaMemcpy(static_cast<std::uint16_t*>(b->get()) + off, host.data(),
-                          std::min(host.size(), count - off) * 2, cudaMemcpyHostToDevice),
-               "cudaMemcpy(inputs)");
+  check_cuda(cudaMemcpy(b->get(), host.data(), count * 2, cudaMemcpyHostToDevice),
+             "cudaMemcpy(inputs)");
   return b;
 }
 
@@ -82,16 +85,16 @@ SetRing::SetRing(const Shape& s, bool grads, std::size_t l2_bytes) {
     bytes_per_set_ += 2 * (2 * nq + 2 * nk);
   const std::size_t want = (3 * l2_bytes + bytes_per_set_ - 1) / bytes_per_set_;
   const std::size_t count = std::clamp<std::size_t>(want, 2, 64);
-  const std::vector<std::uint16_t> host = random_bf16(std::min<std::size_t>(nq, 1 << 22), 7);
+  std::uint64_t seed = 7;
   for (std::size_t i = 0; i < count; ++i) {
     TensorSet t;
-    t.q = filled(host, nq);
-    t.k = filled(host, nk);
-    t.v = filled(host, nk);
+    t.q = random_tensor(nq, seed++);
+    t.k = random_tensor(nk, seed++);
+    t.v = random_tensor(nk, seed++);
     t.out = std::make_unique<DeviceBuffer>(nq * 2);
     t.lse = std::make_unique<DeviceBuffer>(nl * 4);
     if (grads) {
-      t.dout = filled(host, nq);
+      t.dout = random_tensor(nq, seed++);
       t.dq = std::make_unique<DeviceBuffer>(nq * 2);
       t.dk = std::make_unique<DeviceBuffer>(nk * 2);
       t.dv = std::make_unique<DeviceBuffer>(nk * 2);
