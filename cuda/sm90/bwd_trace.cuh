@@ -2,9 +2,9 @@
 // warpgroup, for the first CTAs of a launch. Compiled in only with
 // -DKokkosAttn_CUDA_SM90_BWD_TRACE=ON (the definition KATTN_SM90_BWD_TRACE on the backward's
 // instantiation files: the production kernels have no trace code), and recorded only when the
-// environment variable KATTN_BWD_TRACE names a file, which each launch overwrites with its marks
-// (scripts/bwd-trace.py reads it). ncu's stall samples say where warps wait; this says for how
-// long each phase runs and how the two warpgroups overlap.
+// environment variable KATTN_BWD_TRACE names a file: launch i of the process writes its marks to
+// FILE.i (scripts/bwd-trace.py reads one). ncu's stall samples say where warps wait; this says for
+// how long each phase runs and how the two warpgroups overlap.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -53,8 +54,8 @@ __device__ __forceinline__ void bwd_trace_mark(std::uint64_t* trace, int wg, int
 }
 
 // Host side: a zeroed device buffer when KATTN_BWD_TRACE is set (nullptr otherwise), and after
-// the launch its marks written to that file: a line "ctas warpgroups steps marks head_dim", then
-// the values as little-endian uint64 (0 where a mark was not reached).
+// the launch its marks written to KATTN_BWD_TRACE.<launch index>: a line "ctas warpgroups steps
+// marks head_dim", then the values as little-endian uint64 (0 where a mark was not reached).
 class BwdTraceRecorder {
 public:
   explicit BwdTraceRecorder(cudaStream_t stream)
@@ -78,7 +79,9 @@ public:
                                cudaMemcpyDeviceToHost, stream_),
                "sm90 backward trace: cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "sm90 backward trace: cudaStreamSynchronize");
-    std::FILE* f = std::fopen(path_, "wb");
+    static int launch = 0; // FILE.0, FILE.1, ...: each backward of the process its own file
+    const std::string path = std::string(path_) + "." + std::to_string(launch++);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr)
       return; // a debugging aid: an unwritable path loses the trace, not the backward
     std::fprintf(f, "%d %d %d %d %d\n", BwdTraceShape::kCtas, BwdTraceShape::kWarpgroups,
