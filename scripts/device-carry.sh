@@ -30,24 +30,16 @@ cp -a "$kokkos_lib"/libkokkos*.so* "$dest/"
 for lib in libstdc++.so.6 libgomp.so.1 libgcc_s.so.1; do
   cp -L "$root/usr/lib/x86_64-linux-gnu/$lib" "$dest/"
 done
-# A build with Kokkos Kernels on the root's OpenBLAS (naive's GEMMs) links it and libgfortran.
-# The root's libopenblas.so.0 is an absolute alternatives link: resolved inside the root. 42 MB
-# together: a GPU build meant for the device tool (64 MiB carried) should use cuBLAS instead.
+# The runtime libraries a binary links from the root, found by one ldd per executable: a build
+# with Kokkos Kernels on the root's OpenBLAS (naive's GEMMs) links it and libgfortran (42 MB
+# together: a GPU build meant for the device tool, 64 MiB carried, should use cuBLAS instead);
+# Fortran programs (the module's examples) the Fortran runtime. The root's libopenblas.so.0 is
+# an absolute alternatives link: resolved inside the root. A build with an nvptx offload target
+# (scripts/fortran-offload.sh) also needs libgomp's CUDA plugin, loaded from the library path.
 in_root() { KOKKOSATTN_SKIP_SETUP=1 "$here/in-root.sh" "$@"; }
 for exe in "$@"; do
   deps=$(in_root ldd "$build/$exe" 2>/dev/null || true)
-  [[ $deps == *libopenblas* ]] || continue
-  for lib in libopenblas.so.0 libgfortran.so.5; do
-    cp -L "$root$(in_root readlink -f "/usr/lib/x86_64-linux-gnu/$lib")" "$dest/$lib"
-  done
-  break
-done
-# Fortran programs (the module's examples) need the root's Fortran runtime; one built with an
-# nvptx offload target (scripts/fortran-offload.sh) also libgomp's CUDA plugin, which libgomp
-# loads from the library path.
-for exe in "$@"; do
-  deps=$(in_root ldd "$build/$exe" 2>/dev/null || true)
-  for lib in libgfortran.so.5 libquadmath.so.0; do
+  for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
     [[ $deps == *"$lib"* && ! -e $dest/$lib ]] || continue
     cp -L "$root$(in_root readlink -f "/usr/lib/x86_64-linux-gnu/$lib")" "$dest/$lib"
   done

@@ -34,6 +34,7 @@ enum BwdMark : int {
   kMarks
 };
 
+#ifdef KATTN_SM90_BWD_TRACE // the rest only in trace builds
 struct BwdTraceShape {
   static constexpr int kCtas = 16;  // the first CTAs of the grid (x fastest)
   static constexpr int kSteps = 64; // the first steps of each
@@ -95,5 +96,7 @@ private:
   const char* path_;
   std::uint64_t* buffer_ = nullptr;
 };
+
+#endif
 
 } // namespace kattn::cuda_kernels::sm90
