@@ -30,8 +30,8 @@ Spec bwd(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N
 }
 
 Spec varlen(std::vector<std::int64_t> q_lens, std::vector<std::int64_t> k_lens, std::int64_t T,
-            std::int64_t S, bool packed) {
-  Spec s = bwd(DType::bf16, static_cast<std::int64_t>(q_lens.size()), T, S, 4, 2, 64);
+            std::int64_t S, bool packed, std::int64_t H = 64) {
+  Spec s = bwd(DType::bf16, static_cast<std::int64_t>(q_lens.size()), T, S, 4, 2, H);
   s.q_lens = std::move(q_lens);
   s.k_lens = std::move(k_lens);
   s.packed = packed;
@@ -155,4 +155,20 @@ TEST_CASE("cuda/backward: a forced sm90 refuses deterministic mode instead of fa
   const auto r = kattn::test::run_backward_case(Backend::cuda, s);
   CHECK_FALSE(r.supported);
   CHECK(r.reason.find("deterministic mode") != std::string::npos);
+}
+
+// Head dim 128 splits dQ's columns between the warpgroups (cuda/sm90/bwd_config.cuh), whose
+// tails and varlen paths the head-dim-64 cases above do not reach.
+TEST_CASE("cuda/backward: head dim 128 with tails, varlen, MQA and a softcap") {
+  for (DType t : {DType::bf16, DType::f16}) {
+    check(bwd(t, 1, 1, 70, 3, 3, 128));    // T = 1
+    check(bwd(t, 2, 161, 129, 2, 2, 128)); // one row past a block
+    check(bwd(t, 1, 240, 240, 4, 1, 128)); // MQA
+  }
+  check(varlen({128, 77, 1}, {128, 50, 113}, 128, 128, false, 128));
+  check(varlen({80, 81, 79}, {64, 0, 20}, 81, 64, false, 128));     // k_len = 0: dq rows 0
+  check(varlen({0, 70, 160, 5}, {40, 0, 150, 5}, 0, 0, true, 128)); // empty sequences
+  Spec cap = bwd(DType::bf16, 2, 150, 150, 2, 2, 128);
+  cap.opt.softcap = 5.0;
+  check(cap);
 }
