@@ -11,11 +11,14 @@ GPU peers (--family torch | jax; run them in separate processes: JAX reserves GP
                                                           implementation.
 Shapes: "fa" (16k tokens, hidden 2048, H 64/128, T 512..16k, causal or not), "codelab"
 (B4 T128 N8 H64), each forward ("fwd") and forward+backward ("fwd+bwd", gradients of q, k, v
-from a given dout), bf16; "overhead": the codelab shape, many back-to-back calls timed on the
+from a given dout), bf16 unless --dtype says f16/f32/f64; "overhead": the codelab shape, many back-to-back calls timed on the
 host, divided by their count. Inputs are made [B, T, N, H] (our layout) and handed to torch as
 the [B, N, T, H] view, so both sides read the same memory layout; several input sets rotate so
 that L2 never holds a call's inputs. torch: CUDA events per call, median after warm-up; JAX:
 host clock over back-to-back calls (its dispatch is asynchronous), median of 5 batches.
+f32: torch keeps its defaults (torch.backends.cuda.matmul.allow_tf32, recorded in env: off, so
+exact fp32), JAX runs with jax_default_matmul_precision "highest" (exact fp32; its default may
+use TF32 on this GPU), recorded in env.
 TFLOP/s counts 4 B N T S H, halved for causal, x3.5 for fwd+bwd.
 
 CPU peer (--device cpu): torch-cpu, fp32, B=4 N=8 H=64, T 256..4096 ("exp": "seq"), what
@@ -38,15 +41,18 @@ def flops(b, n, t, s, h, causal, bwd):
     return 3.5 * f if bwd else f
 
 
+DTYPE_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8}
+
+
 def row(exp, impl, b, t, n, h, causal, pas, dtype="bf16"):
     return {"exp": exp, "impl": impl, "B": b, "T": t, "S": t, "N": n, "K": n, "H": h,
             "dtype": dtype, "causal": causal, "pass": pas, "ms": None, "tflops": None,
             "peak_bytes": None, "error": None}
 
 
-def gpu_shapes(ts):
+def gpu_shapes(ts, hs=(64, 128, 256)):
     shapes = []
-    for h in (64, 128, 256):
+    for h in hs:
         for t in ts:
             for causal in (False, True):
                 shapes.append(("fa", 16384 // t, t, 2048 // h, h, causal))
@@ -84,13 +90,16 @@ def run_torch(args, rows, env):
                 "torch-efficient": SDPBackend.EFFICIENT_ATTENTION,
                 "torch-math": SDPBackend.MATH}
     budget = Budget(args.budget_s)
+    tdtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+              "f64": torch.float64}[args.dtype]
+    env["torch_matmul_allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
 
     def make_sets(b, t, n, h, bwd):
-        set_bytes = (4 if bwd else 3) * b * t * n * h * 2
+        set_bytes = (4 if bwd else 3) * b * t * n * h * DTYPE_BYTES[args.dtype]
         sets = []
         for i in range(set_count(set_bytes, l2)):
             g = torch.Generator(device=dev).manual_seed(i)
-            x = [torch.rand(b, t, n, h, device=dev, dtype=torch.bfloat16, generator=g) * 4 - 2
+            x = [torch.rand(b, t, n, h, device=dev, dtype=tdtype, generator=g) * 4 - 2
                  for _ in range(4 if bwd else 3)]
             # torch's [B, N, T, H] view of our [B, T, N, H] storage
             views = [y.transpose(1, 2) for y in x]
@@ -132,9 +141,9 @@ def run_torch(args, rows, env):
     for impl in args.impls:
         if impl not in backends:
             continue
-        for exp, b, t, n, h, causal in gpu_shapes(args.t):
+        for exp, b, t, n, h, causal in gpu_shapes(args.t, args.h):
             for bwd in (False, True):
-                r = row(exp, impl, b, t, n, h, causal, "fwd+bwd" if bwd else "fwd")
+                r = row(exp, impl, b, t, n, h, causal, "fwd+bwd" if bwd else "fwd", args.dtype)
                 rows.append(r)
                 if budget.left() <= 0:
                     r["error"] = "not run: --budget-s exhausted"
@@ -160,7 +169,8 @@ def run_torch(args, rows, env):
                       f" {r['ms']} ms {r['error'] or ''}", flush=True)
         if "overhead" in args.exps:
             for bwd in (False, True):
-                r = row("overhead", impl, 4, 128, 8, 64, False, "fwd+bwd" if bwd else "fwd")
+                r = row("overhead", impl, 4, 128, 8, 64, False, "fwd+bwd" if bwd else "fwd",
+                        args.dtype)
                 rows.append(r)
                 try:
                     with sdpa_kernel([backends[impl]]):
@@ -197,6 +207,13 @@ def run_jax(args, rows, env):
         pass
     l2 = 50 * 2**20  # H100/H200; JAX does not report it
     budget = Budget(args.budget_s)
+    jdtype = {"bf16": jnp.bfloat16, "f16": jnp.float16, "f32": jnp.float32,
+              "f64": jnp.float64}[args.dtype]
+    if args.dtype == "f64":
+        jax.config.update("jax_enable_x64", True)
+    if args.dtype in ("f32", "f64"):
+        jax.config.update("jax_default_matmul_precision", "highest")
+    env["jax_default_matmul_precision"] = str(jax.config.jax_default_matmul_precision)
 
     def make_fn(impl, causal, bwd):
         def attn(q, k, v):
@@ -224,21 +241,21 @@ def run_jax(args, rows, env):
     for bwd in (False, True):  # every forward first: the budget favours breadth
         for impl in args.impls:
             if impl in JAX_IMPLS:
-                for shape in gpu_shapes(args.t):
+                for shape in gpu_shapes(args.t, args.h):
                     work.append((impl, shape, bwd))
     for impl, (exp, b, t, n, h, causal), bwd in work:
-        r = row(exp, impl, b, t, n, h, causal, "fwd+bwd" if bwd else "fwd")
+        r = row(exp, impl, b, t, n, h, causal, "fwd+bwd" if bwd else "fwd", args.dtype)
         rows.append(r)
         if budget.left() <= 0:
             r["error"] = "not run: --budget-s exhausted"
             continue
         try:
-            nsets = set_count((4 if bwd else 3) * b * t * n * h * 2, l2)
+            nsets = set_count((4 if bwd else 3) * b * t * n * h * DTYPE_BYTES[args.dtype], l2)
             key = jax.random.PRNGKey(0)
             sets = []
             for i in range(nsets):
                 ks = jax.random.split(jax.random.fold_in(key, i), 4 if bwd else 3)
-                sets.append([jax.random.uniform(kk, (b, t, n, h), jnp.bfloat16, -2, 2) for kk in ks])
+                sets.append([jax.random.uniform(kk, (b, t, n, h), jdtype, -2, 2) for kk in ks])
             fn = make_fn(impl.split("-")[1], causal, bwd)
             jax.block_until_ready(fn(*sets[0]))  # compile
             calls = max(3, min(args.repeats, len(sets) * 2))
@@ -304,7 +321,9 @@ def main():
     ap.add_argument("--family", choices=("torch", "jax"), default="torch")
     ap.add_argument("--impls", default=",".join(TORCH_IMPLS + JAX_IMPLS))
     ap.add_argument("--exps", default="fa,codelab,overhead")
+    ap.add_argument("--dtype", choices=tuple(DTYPE_BYTES), default="bf16")
     ap.add_argument("--t", default=",".join(map(str, FA_T)), help="fa sweep sequence lengths")
+    ap.add_argument("--h", default="64,128,256", help="fa sweep head dims")
     ap.add_argument("--out", required=True)
     ap.add_argument("--run-id", default=None)
     ap.add_argument("--warmup", type=int, default=5)
@@ -321,6 +340,7 @@ def main():
     args.impls = args.impls.split(",")
     args.exps = args.exps.split(",")
     args.t = [int(x) for x in args.t.split(",")]
+    args.h = [int(x) for x in args.h.split(",")]
     if "fa" not in args.exps:
         args.t = []
     rows, env = [], {}

@@ -11,6 +11,7 @@
 #include "kokkosattn/builtin_backends.hpp"
 #include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/errors.hpp"
+#include "portable/portable_kernel_choice.hpp"
 #include "portable/portable_run.hpp"
 #include "portable/portable_tile.hpp"
 
@@ -28,13 +29,23 @@ public:
     return kc::kokkos_description() + "; FlashAttention-2 tiles " +
            std::to_string(Tiles<float>::Br) + "x" + std::to_string(Tiles<float>::Bc) +
            " (fp32 forward on host spaces: " + std::to_string(HostFwd::Br) + "x" +
-           std::to_string(HostFwd::Bc) + "; fp32 accumulation; f64 in f64), deterministic backward";
+           std::to_string(HostFwd::Bc) + "; GPU spaces: per-thread register tiles up to value " +
+           "head dim " + std::to_string(device_forward_max_hv) +
+           "; fp32 accumulation; f64 in f64), deterministic backward";
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
     if (const Support s = limits(d, p.q.dtype); !s.ok)
       return s;
-    return kc::check_runnable("portable", p.q.dtype, kc::named_tensors(p), x);
+    Support s = kc::check_runnable("portable", p.q.dtype, kc::named_tensors(p), x);
+    if (!s.ok)
+      return s;
+    const ForwardChoice c =
+        choose_forward(kc::resolve(x, "portable").memory != MemorySpace::host, d);
+    if (!c.why_not.empty())
+      return Support::no(c.why_not);
+    s.kernel = c.kernel;
+    return s;
   }
 
   Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {

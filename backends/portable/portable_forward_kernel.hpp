@@ -153,17 +153,11 @@ struct ForwardKernel {
 
   KOKKOS_FUNCTION void operator()(const Team& team) const {
     const Index lr = league0 + team.league_rank();
-    const Index qb = lr % n_qblocks;
-    const Index n = (lr / n_qblocks) % c.N;
-    const Index b = lr / (n_qblocks * c.N);
-    const Index kh = n / c.group;
-    const Seq sq = c.seq(b);
-    const MaskRule rule = c.rule(sq);
-    const Index i0 = qb * Br;
-    // Rows with a query, and rows this team writes (padded rows up to T get 0 / -inf).
-    const int rows = static_cast<int>(Kokkos::clamp(sq.q_len - i0, Index(0), Index(Br)));
-    const int rows_out =
-        c.packed ? rows : static_cast<int>(Kokkos::clamp(c.T - i0, Index(0), Index(Br)));
+    const QueryBlock blk = query_block(c, lr, n_qblocks, Br);
+    const Index b = blk.b, n = blk.n, kh = blk.kh, i0 = blk.i0;
+    const Seq& sq = blk.sq;
+    const MaskRule& rule = blk.rule;
+    const int rows = blk.rows, rows_out = blk.rows_out;
     if (rows_out == 0)
       return;
 

@@ -109,6 +109,30 @@ struct Common {
   }
 };
 
+// The block of query rows a forward team owns: league entry lr = (b * N + n) * n_qblocks + qb,
+// rows [i0, i0 + Br) of sequence b, head n (KV head kh). rows: those with a query; rows_out:
+// those the team writes (padded rows up to T get 0 / -inf; packed sequences only their own).
+struct QueryBlock {
+  Index b = 0, n = 0, kh = 0, i0 = 0;
+  Seq sq;
+  MaskRule rule;
+  int rows = 0, rows_out = 0;
+};
+
+KOKKOS_INLINE_FUNCTION QueryBlock query_block(const Common& c, Index lr, Index n_qblocks, int Br) {
+  QueryBlock q;
+  const Index qb = lr % n_qblocks;
+  q.n = (lr / n_qblocks) % c.N;
+  q.b = lr / (n_qblocks * c.N);
+  q.kh = q.n / c.group;
+  q.sq = c.seq(q.b);
+  q.rule = c.rule(q.sq);
+  q.i0 = qb * Br;
+  q.rows = static_cast<int>(Kokkos::clamp(q.sq.q_len - q.i0, Index(0), Index(Br)));
+  q.rows_out = c.packed ? q.rows : static_cast<int>(Kokkos::clamp(c.T - q.i0, Index(0), Index(Br)));
+  return q;
+}
+
 // Host side: the Common part of a validated problem, and typed row views of its tensors.
 Common make_common(const ForwardProblem& p, const Dims& d);
 

@@ -12,7 +12,9 @@
 #include "kokkos_common/kokkos_scalar.hpp"
 #include "kokkosattn/errors.hpp"
 #include "portable/portable_backward_kernel.hpp"
+#include "portable/portable_device_forward_kernel.hpp"
 #include "portable/portable_forward_kernel.hpp"
+#include "portable/portable_kernel_choice.hpp"
 #include "portable/portable_params.hpp"
 #include "portable/portable_run.hpp"
 
@@ -49,6 +51,40 @@ void launch(const char* name, const ExecSpace& exec, Kernel kernel, Index league
                          std::to_string(Policy::scratch_size_max(1)));
   policy.set_scratch_size(kernel.level, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for(name, policy, kernel);
+}
+
+// The fields every forward kernel has: the problem's Common part and its q, k, v, out rows.
+template <class T, class Kernel>
+void fill_forward_io(Kernel& kern, const ForwardProblem& p, const Dims& d) {
+  kern.c = make_common(p, d);
+  kern.q = make_rows<const T>(p.q, d.packed);
+  kern.k = make_rows<const T>(p.k, d.packed);
+  kern.v = make_rows<const T>(p.v, d.packed);
+  kern.out = make_rows<T>(p.out, d.packed);
+}
+
+// The device forward (portable_device_forward_kernel.hpp): fixed teams of Kernel::kThreads
+// with level-0 scratch only (its size is fixed at compile time, under every GPU's 48 KB).
+template <class ExecSpace, class T, int HV, bool kExtras>
+void forward_device(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
+  using Kernel = DeviceForwardKernel<ExecSpace, T, HV, kExtras>;
+  using Policy = typename Kernel::Policy;
+  Kernel kern;
+  fill_forward_io<T>(kern, p, d);
+  kern.n_qblocks = (d.T + Kernel::Br - 1) / Kernel::Br;
+  const Index league = d.B * d.N * kern.n_qblocks;
+  const char* name = "KokkosAttn::portable::forward_device";
+  check_league(league, name);
+  if (league == 0)
+    return;
+  const std::size_t bytes = Kernel::scratch_size();
+  if (bytes > static_cast<std::size_t>(Policy::scratch_size_max(0)))
+    throw BackendFailure(std::string("portable: ") + name + " needs " + std::to_string(bytes) +
+                         " bytes of level-0 team scratch, more than the space's " +
+                         std::to_string(Policy::scratch_size_max(0)));
+  Policy policy(exec, static_cast<int>(league), Kernel::kThreads, 1);
+  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for(name, policy, kern); // enqueued on exec, no fence (as forward_typed)
 }
 
 inline Index blocks(Index len, int tile) {
@@ -108,13 +144,22 @@ void copy_heads(const ExecSpace& exec, const Rows<const T>& k, const Rows<const 
 
 template <class ExecSpace, class T>
 void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
+  if constexpr (!on_host<ExecSpace>) {
+    if (const ForwardChoice choice = choose_forward(true, d); choice.device) {
+      const Common c = make_common(p, d);
+      const bool extras = c.has_score_extras() || c.dropout;
+      if (choice.hv == 64)
+        extras ? forward_device<ExecSpace, T, 64, true>(exec, p, d)
+               : forward_device<ExecSpace, T, 64, false>(exec, p, d);
+      else
+        extras ? forward_device<ExecSpace, T, 128, true>(exec, p, d)
+               : forward_device<ExecSpace, T, 128, false>(exec, p, d);
+      return;
+    }
+  }
   using Kernel = ForwardKernel<ExecSpace, T>;
   Kernel kern;
-  kern.c = make_common(p, d);
-  kern.q = make_rows<const T>(p.q, d.packed);
-  kern.k = make_rows<const T>(p.k, d.packed);
-  kern.v = make_rows<const T>(p.v, d.packed);
-  kern.out = make_rows<T>(p.out, d.packed);
+  fill_forward_io<T>(kern, p, d);
   kern.Hp = round_up(d.H, Kernel::NR);
   kern.Hvp = round_up(d.Hv, Kernel::NR);
   kern.n_qblocks = blocks(d.T, Kernel::Br);

@@ -21,34 +21,41 @@ KOKKOS_INLINE_FUNCTION void visible_cols(const MaskRule& rule, Index i, Index j0
   hi = static_cast<int>(h > l ? h : l);
 }
 
+// The score rule after scale * q.k for a key j that query i (batch b, head n) sees, in its
+// order: softcap -> + bias + ALiBi -> boolean mask (masked: -inf). slope is the head's ALiBi
+// slope (unused without one). When dcap is given it receives softcap's derivative factor
+// 1 - tanh^2 (1 without softcap).
+template <class Acc>
+KOKKOS_INLINE_FUNCTION Acc score_extra(const Common& c, const MaskRule& rule, Acc x, Acc slope,
+                                       Index b, Index n, Index i, Index j, Acc* dcap = nullptr) {
+  if (c.softcap > 0) {
+    const Acc cap = static_cast<Acc>(c.softcap);
+    const Acc t = Kokkos::tanh(x / cap);
+    x = cap * t;
+    if (dcap)
+      *dcap = Acc(1) - t * t;
+  } else if (dcap) {
+    *dcap = Acc(1);
+  }
+  if (c.bias.data)
+    x += KokkosAttn::Impl::load_as<Acc>(c.bias.data, c.bias.dtype, c.bias.at(b, n, i, j));
+  if (c.slopes)
+    x += static_cast<Acc>(rule.alibi(static_cast<double>(slope), i, j));
+  if (c.mask.data && static_cast<const std::uint8_t*>(c.mask.data)[c.mask.at(b, n, i, j)] == 0)
+    x = neg_inf<Acc>();
+  return x;
+}
+
 // srow[cc * stride] for cc in [lo, hi) hold scale * q.k for keys j0 + cc of query i (batch b,
-// head n). Applies the rest of the score rule in its order; masked entries become -inf. When
-// dcap is given, dcap[cc] receives softcap's derivative factor 1 - tanh^2 (1 without softcap).
+// head n): score_extra on each; dcap[cc] its softcap factor when given.
 template <class Acc>
 KOKKOS_INLINE_FUNCTION void apply_score_extras(const Common& c, const MaskRule& rule, Acc* srow,
                                                Acc* dcap, int lo, int hi, Index b, Index n, Index i,
                                                Index j0, int stride = 1) {
-  const Acc cap = static_cast<Acc>(c.softcap);
   const Acc slope = c.slopes ? static_cast<Acc>(c.slope(b, n)) : Acc(0);
-  for (int cc = lo; cc < hi; ++cc) {
-    const Index j = j0 + cc;
-    Acc x = srow[cc * stride];
-    if (c.softcap > 0) {
-      const Acc t = Kokkos::tanh(x / cap);
-      x = cap * t;
-      if (dcap)
-        dcap[cc] = Acc(1) - t * t;
-    } else if (dcap) {
-      dcap[cc] = Acc(1);
-    }
-    if (c.bias.data)
-      x += KokkosAttn::Impl::load_as<Acc>(c.bias.data, c.bias.dtype, c.bias.at(b, n, i, j));
-    if (c.slopes)
-      x += static_cast<Acc>(rule.alibi(static_cast<double>(slope), i, j));
-    if (c.mask.data && static_cast<const std::uint8_t*>(c.mask.data)[c.mask.at(b, n, i, j)] == 0)
-      x = neg_inf<Acc>();
-    srow[cc * stride] = x;
-  }
+  for (int cc = lo; cc < hi; ++cc)
+    srow[cc * stride] = score_extra(c, rule, srow[cc * stride], slope, b, n, i, j0 + cc,
+                                    dcap ? dcap + cc : nullptr);
 }
 
 } // namespace kattn::portable

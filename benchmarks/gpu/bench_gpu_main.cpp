@@ -12,7 +12,9 @@
 // rotating through enough device copies to exceed 3x the L2 (see gpu_sets.hpp). TFLOP/s counts
 // 4 B N T S H (halved for causal, x3.5 for forward+backward). A backend that is not built, or
 // refuses a shape, gives a row with "error" set instead of a time. --deterministic sets
-// options.deterministic on every problem (rows name the impl "<impl>-det").
+// options.deterministic on every problem (rows name the impl "<impl>-det"); --dtype sets the
+// element type of every tensor (bf16 by default; f32/f64 for the backends that take them);
+// --pass fwd (or fwd+bwd) times one pass only.
 #include <cuda_runtime_api.h>
 
 #include <Kokkos_Core.hpp>
@@ -49,6 +51,8 @@ struct Args {
   std::vector<std::int64_t> ts{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<std::int64_t> hs{64, 128, 256};
   bool deterministic = false; // every problem with options.deterministic (impl "<name>-det")
+  kattn::DType dtype = kattn::DType::bf16;
+  std::vector<std::string> passes{"fwd", "fwd+bwd"};
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -71,7 +75,19 @@ Args parse(int argc, char** argv) {
     };
     if (k == "--impl")
       a.impls = split(val());
-    else if (k == "--exp")
+    else if (k == "--dtype") {
+      const std::string t = val();
+      if (t == "bf16")
+        a.dtype = kattn::DType::bf16;
+      else if (t == "f16")
+        a.dtype = kattn::DType::f16;
+      else if (t == "f32")
+        a.dtype = kattn::DType::f32;
+      else if (t == "f64")
+        a.dtype = kattn::DType::f64;
+      else
+        throw std::runtime_error("--dtype: expected bf16, f16, f32 or f64, got " + t);
+    } else if (k == "--exp")
       a.exps = split(val());
     else if (k == "--out")
       a.out = val();
@@ -91,12 +107,18 @@ Args parse(int argc, char** argv) {
       a.hs.clear();
       for (const std::string& h : split(val()))
         a.hs.push_back(std::stoll(h));
+    } else if (k == "--pass") {
+      a.passes = split(val());
+      for (const std::string& p : a.passes)
+        if (p != "fwd" && p != "fwd+bwd")
+          throw std::runtime_error("--pass: expected fwd and/or fwd+bwd, got " + p);
     } else if (k == "--deterministic") {
       a.deterministic = true;
     } else if (k == "--help" || k == "-h") {
       std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,overhead] [--out "
                    "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
-                   "512,1024,...] [--h 64,128,256] [--deterministic]\n";
+                   "512,1024,...] [--h 64,128,256] [--deterministic] [--dtype bf16|f16|f32|f64] "
+                   "[--pass fwd,fwd+bwd]\n";
       std::exit(0);
     } else {
       throw std::runtime_error("unknown argument " + k);
@@ -133,9 +155,9 @@ struct Row {
     std::ostringstream o;
     o << "{\"exp\": " << json_str(exp) << ", \"impl\": " << json_str(impl) << ", \"B\": " << s.B
       << ", \"T\": " << s.T << ", \"S\": " << s.S << ", \"N\": " << s.N << ", \"K\": " << s.K
-      << ", \"H\": " << s.H
-      << ", \"dtype\": \"bf16\", \"causal\": " << (s.causal ? "true" : "false")
-      << ", \"pass\": " << json_str(pass) << ", \"ms\": " << (ms < 0 ? "null" : num(ms))
+      << ", \"H\": " << s.H << ", \"dtype\": " << json_str(std::string(kattn::to_string(s.dtype)))
+      << ", \"causal\": " << (s.causal ? "true" : "false") << ", \"pass\": " << json_str(pass)
+      << ", \"ms\": " << (ms < 0 ? "null" : num(ms))
       << ", \"tflops\": " << (tflops < 0 ? "null" : num(tflops))
       << ", \"peak_bytes\": " << (peak_bytes < 0 ? "null" : num(peak_bytes))
       << ", \"error\": " << (error.empty() ? "null" : json_str(error)) << "}";
@@ -362,13 +384,15 @@ int main(int argc, char** argv) {
     for (std::int64_t H : a.hs)
       for (std::int64_t T : a.ts)
         for (bool causal : {false, true})
-          shapes.push_back(
-              {"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal, a.deterministic}});
+          shapes.push_back({"fa", Shape{16384 / T, T, T, 2048 / H, 2048 / H, H, causal,
+                                        a.deterministic, a.dtype}});
   if (has(a.exps, "codelab"))
     for (bool causal : {false, true})
-      shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal, a.deterministic}});
+      shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal, a.deterministic, a.dtype}});
   for (const auto& [exp, s] : shapes)
     for (bool bwd : {false, true}) {
+      if (!has(a.passes, bwd ? "fwd+bwd" : "fwd"))
+        continue;
       std::vector<std::pair<std::string, kattn::Backend>> built;
       for (const Impl& im : impls) {
         if (im.impl == nullptr)
@@ -382,7 +406,9 @@ int main(int argc, char** argv) {
   if (has(a.exps, "overhead"))
     for (bool bwd : {false, true})
       for (const Impl& im : impls) {
-        const Shape s{4, 128, 128, 8, 8, 64, false};
+        if (!has(a.passes, bwd ? "fwd+bwd" : "fwd"))
+          continue;
+        const Shape s{4, 128, 128, 8, 8, 64, false, false, a.dtype};
         if (im.impl == nullptr)
           absent(im, "overhead", s, bwd);
         else

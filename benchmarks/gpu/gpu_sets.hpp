@@ -15,6 +15,7 @@ struct Shape {
   std::int64_t B, T, S, N, K, H;
   bool causal;
   bool deterministic = false; // options.deterministic (the backward's fixed reduction order)
+  kattn::DType dtype = kattn::DType::bf16; // q, k, v, out and the gradients
 };
 
 // One cudaMalloc'ed buffer (freed on destruction); every CUDA error throws.
@@ -30,7 +31,7 @@ private:
   void* ptr_ = nullptr;
 };
 
-// q, k, v, out, lse (and dout, dq, dk, dv when `grads`) of one shape in bf16, [B, T, N, H].
+// q, k, v, out, lse (and dout, dq, dk, dv when `grads`) of one shape in its dtype, [B, T, N, H].
 struct TensorSet {
   std::unique_ptr<DeviceBuffer> q, k, v, out, lse, dout, dq, dk, dv;
   // The inference forward writes no LSE; the training forward (before a backward) does.
@@ -41,7 +42,7 @@ struct TensorSet {
 class SetRing {
 public:
   // Enough sets that their inputs together exceed 3x the L2 size (at least 2, at most 64),
-  // filled with random bf16 values in [-2, 2).
+  // filled with random values in [-2, 2) of the shape's dtype.
   SetRing(const Shape& s, bool grads, std::size_t l2_bytes);
   const TensorSet& next() { return sets_[i_++ % sets_.size()]; }
   std::size_t size() const { return sets_.size(); }

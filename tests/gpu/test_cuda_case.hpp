@@ -29,6 +29,7 @@
 #include "common/reference_problem.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/device_forward.hpp"
 #include "gpu/gpu_tolerance.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
@@ -138,22 +139,8 @@ inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* st
 
   poison(low.out.view);
   poison(low.lse.view());
-  DeviceCopy q(low.q.view), k(low.k.view), v(low.v.view), out(low.out.view), lse(low.lse.view()),
-      sq(low.seqlens_q.view()), sk(low.seqlens_k.view()), cq(low.cu_q.view()), ck(low.cu_k.view()),
-      bias(low.bias.view()), mask(low.mask.view()), slopes(low.slopes.view());
-  ForwardProblem p = low.forward_problem();
-  p.q = q.view(), p.k = k.view(), p.v = v.view(), p.out = out.view();
-  p.extras.lse = lse.view();
-  p.extras.seqlens_q = sq.view(), p.extras.seqlens_k = sk.view();
-  p.extras.cu_seqlens_q = cq.view(), p.extras.cu_seqlens_k = ck.view();
-  // Options the backend refuses still travel in device memory, so the refusal (and not the
-  // validator's memory-space rule) is what the support tests see.
-  p.extras.bias = bias.view(), p.extras.mask = mask.view();
-  p.extras.alibi_slopes = slopes.view();
-  if (low.spec.packed) { // device-resident cu_seqlens need the maxima
-    p.extras.max_seqlen_q = low.spec.T;
-    p.extras.max_seqlen_k = low.spec.S;
-  }
+  DeviceForward dev(low);
+  ForwardProblem& p = dev.problem;
 
   if (before_run)
     before_run(p);
@@ -172,8 +159,7 @@ inline CudaResult run_cuda_case(Spec spec, const char* family = "sm80", void* st
     r.reason = e.what();
   }
   KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-  out.download();
-  lse.download();
+  dev.download();
 
   r.out = read_logical(low.out.view);
   r.ref_out = ref.out_values();

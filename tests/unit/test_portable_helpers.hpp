@@ -94,18 +94,19 @@ inline ForwardErrors run_portable_forward(Attn& lo, const ExecContext& ctx, cons
   return e;
 }
 
-// The portable forward against the fp64 reference on every host context. `extra_tol` widens
-// the tolerance for deliberately hard inputs (reason at the call site).
-inline void check_portable(const Spec& spec, double extra_tol = 0.0) {
-  Attn lo(spec);
-  const Truth truth = fp64_truth(lo);
+struct ForwardTolerance {
+  double out = 0, lse = 0;
+};
+
+// The forward tolerances of a problem, BRIEF.md's rule: 2x the same-precision naive error on the
+// host plus forward_floor where naive serves the problem, else forward_abs_tol (lse: fp32 LSE,
+// ulps of |lse| plus fp32 accumulation). Runs naive on lo's host tensors (poisoned first).
+inline ForwardTolerance forward_tolerance(Attn& lo, const Truth& truth) {
   const double max_ref = max_abs(truth.out);
   const double lse_scale = std::max(1.0, max_abs(truth.lse));
   const ForwardProblem p = lo.forward_problem();
   const Dims d = validate(p);
-
-  double tol_out = forward_abs_tol(spec.dtype, max_ref) + extra_tol;
-  double tol_lse = 1e-5 * lse_scale; // fp32 LSE: ulps of |lse| plus fp32 accumulation
+  ForwardTolerance t{forward_abs_tol(lo.spec.dtype, max_ref), 1e-5 * lse_scale};
   const auto naive_backend = naive::make_naive_backend();
   if (naive_backend->supports(p, d, ExecContext{}).ok) {
     poison(lo.out.view);
@@ -113,11 +114,21 @@ inline void check_portable(const Spec& spec, double extra_tol = 0.0) {
     naive_backend->forward(p, d, ExecContext{});
     const double naive_out = max_abs_diff(lo.out_values(), truth.out);
     REQUIRE(std::isfinite(naive_out));
-    tol_out = 2 * naive_out + forward_floor(spec.dtype, max_ref) + extra_tol;
-    if (spec.lse)
-      tol_lse = 2 * max_abs_diff(lo.lse_values(), truth.lse) + 2e-6 * lse_scale;
+    t.out = 2 * naive_out + forward_floor(lo.spec.dtype, max_ref);
+    if (lo.spec.lse)
+      t.lse = 2 * max_abs_diff(lo.lse_values(), truth.lse) + 2e-6 * lse_scale;
     INFO("naive error ", naive_out);
   }
+  return t;
+}
+
+// The portable forward against the fp64 reference on every host context. `extra_tol` widens
+// the tolerance for deliberately hard inputs (reason at the call site).
+inline void check_portable(const Spec& spec, double extra_tol = 0.0) {
+  Attn lo(spec);
+  const Truth truth = fp64_truth(lo);
+  const ForwardTolerance tol = forward_tolerance(lo, truth);
+  const double tol_out = tol.out + extra_tol, tol_lse = tol.lse;
 
   HostSpaces spaces;
   for (const auto& [name, ctx] : spaces.contexts()) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/dispatch_fixture.hpp"
 #include "kokkosattn/dispatch.hpp"
 #include "kokkosattn/errors.hpp"
 #include "reference/reference.hpp"
@@ -104,4 +105,37 @@ TEST_CASE("portable: auto picks portable on a CPU for the problems it supports")
   packed.k_lens = {4, 2};
   Attn b(packed);
   CHECK(select(r, b.forward_problem(), ExecContext{}).impl->id() == Backend::portable);
+}
+
+// KOKKOSATTN_PORTABLE_KERNEL (backends/portable/portable_kernel_choice.hpp): explain() names
+// the host tiles; a forced device kernel on a host space, or an unknown value, is refused with
+// the reason, never run as something else.
+TEST_CASE("portable: the forward's kernel name and KOKKOSATTN_PORTABLE_KERNEL on host spaces") {
+  Attn a(spec_of(1, 5, 7, 2, 1, 8, 8));
+  const ForwardProblem p = a.forward_problem();
+  const Dims d = validate(p);
+  HostSpaces spaces;
+  for (const auto& [name, ctx] : spaces.contexts()) {
+    INFO(name);
+    {
+      EnvGuard env("KOKKOSATTN_PORTABLE_KERNEL", nullptr);
+      CHECK(portable_backend().supports(p, d, ctx).kernel == "portable_host_tiles_fwd");
+    }
+    {
+      EnvGuard env("KOKKOSATTN_PORTABLE_KERNEL", "tiles");
+      CHECK(portable_backend().supports(p, d, ctx).kernel == "portable_host_tiles_fwd");
+    }
+    {
+      EnvGuard env("KOKKOSATTN_PORTABLE_KERNEL", "device");
+      const Support s = portable_backend().supports(p, d, ctx);
+      CHECK_FALSE(s.ok);
+      CHECK(contains(s.reason, "GPU execution spaces only"));
+    }
+    {
+      EnvGuard env("KOKKOSATTN_PORTABLE_KERNEL", "fast");
+      const Support s = portable_backend().supports(p, d, ctx);
+      CHECK_FALSE(s.ok);
+      CHECK(contains(s.reason, "must be device or tiles, got 'fast'"));
+    }
+  }
 }
