@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -28,21 +29,38 @@ void strides_of(const Tensor& t, bool packed, std::int64_t& batch, std::int64_t&
   head = used(o + 1);
 }
 
+// The kernels' element type of a dtype, or none for one no kernel family takes (FP8: cudnn's).
+std::optional<ElemType> elem_type(DType t) {
+  switch (t) {
+  case DType::bf16:
+    return ElemType::bf16;
+  case DType::f16:
+    return ElemType::f16;
+  case DType::f32:
+    return ElemType::f32;
+  case DType::f64:
+    return ElemType::f64;
+  default:
+    return std::nullopt;
+  }
+}
+
 // Which of our GPU kernels' tensors a tensor is: q, k or v (which may instead be sequence-major,
 // row stride 1: the sm90 family reads them so, the others refuse them: unit_dim_stride_limit),
-// out, or a backward's dout, dq, dk or dv (whose dtype must be q's, already found bf16 or f16).
+// out, or a backward's dout, dq, dk or dv (whose dtype must be q's, already found a float type).
 enum class Role { input, out, gradient };
 
 // Why tensor `name` does not suit our GPU kernels, or empty: it must live in `memory`, hold q's
-// `dtype` (bf16 or f16) and have head-dim stride 1 (an input: or stride 1 along `row_dim`, its
-// row dimension).
+// `dtype` (bf16, f16, f32 or f64: which of them a kernel takes is its family's check,
+// params_limits.hpp's half_dtype_limit) and have head-dim stride 1 (an input: or stride 1 along
+// `row_dim`, its row dimension).
 std::string tensor_refusal(const char* name, const Tensor& t, Role role, MemorySpace memory,
                            DType dtype, std::size_t row_dim) {
   if (t.space != memory)
     return std::string(name) + ": expected " + str(to_string(memory)) + " memory, got " +
            str(to_string(t.space));
-  if (role != Role::gradient && t.dtype != DType::bf16 && t.dtype != DType::f16)
-    return std::string(name) + ": expected bf16 or f16, got " + str(to_string(t.dtype));
+  if (role != Role::gradient && !elem_type(t.dtype))
+    return std::string(name) + ": expected bf16, f16, f32 or f64, got " + str(to_string(t.dtype));
   if (t.dtype != dtype)
     return std::string(name) + ": expected the dtype of q (" + str(to_string(dtype)) + "), got " +
            str(to_string(t.dtype));
@@ -118,7 +136,7 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   if (!r.ok())
     return r;
   FlashFwdParams& f = r.params;
-  f.dtype = p.q.dtype == DType::f16 ? ElemType::f16 : ElemType::bf16;
+  f.dtype = *elem_type(p.q.dtype);
   f.q = p.q.data;
   f.k = p.k.data;
   f.v = p.v.data;
@@ -156,6 +174,8 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   f.seqlens_k = static_cast<const int*>(e.seqlens_k.data);
   f.scale = static_cast<float>(d.scale);
   f.softcap = static_cast<float>(d.softcap);
+  f.scale_f64 = d.scale;
+  f.softcap_f64 = d.softcap;
   // Validation resolved windows of T + S or more to -1: the rest are below T + S < 2^30.
   f.window_left = static_cast<int>(d.window_left);
   f.window_right = static_cast<int>(d.window_right);

@@ -13,11 +13,16 @@ namespace kattn::cuda_kernels::sm80 {
 template <class Elem, int HD>
 void launch(const FlashFwdParams& p, cudaStream_t stream);
 
+// Defined in dmma_launch.cuh (the f64 forward); instantiated once per inst/fwd_f64_h<HD>.cu.
+template <int HD>
+void launch_dmma(const FlashFwdParams& p, cudaStream_t stream);
+
 // Defined in bwd_launch.cuh; explicitly instantiated once per inst/bwd_<dtype>_h<HD>.cu.
 template <class Elem, int HD>
 void launch_bwd(const FlashBwdParams& p, cudaStream_t stream);
 
-// Shared memory (bytes) the kernel for head dim hd needs; 0 for a head dim not instantiated.
-int smem_bytes(int hd);
+// Shared memory (bytes) the forward kernel for (dtype, head dim) needs; 0 for one not
+// instantiated.
+int smem_bytes(ElemType dtype, int hd);
 
 } // namespace kattn::cuda_kernels::sm80

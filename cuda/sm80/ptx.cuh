@@ -1,6 +1,7 @@
 // The few sm_80 instructions the kernel is built from, as inline PTX: cp.async (global ->
-// shared, 16 bytes, zero-filling out-of-range rows), ldmatrix (plain and transposed) and the
-// m16n8k16 tensor-core MMA with fp32 accumulation, for bf16 and fp16.
+// shared, 16 bytes, zero-filling out-of-range rows), ldmatrix (plain and transposed), the
+// m16n8k16 tensor-core MMA with fp32 accumulation for bf16 and fp16, and the f64 one (DMMA) of
+// the f64 forward.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -37,6 +38,31 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
+}
+
+// d += a * b in f64 for a 16 x 8 x 8 tile (A row-major, B column-major): lane (g = lane / 4,
+// t = lane % 4) holds A[g][t], A[g + 8][t], A[g][t + 4], A[g + 8][t + 4]; B[t][g], B[t + 4][g];
+// D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]. sm_90 has the shape as one
+// instruction (PTX 7.8); sm_80's only f64 MMA is m8n8k4 (A[g][t], B[t][g], D[g][2t, 2t + 1]),
+// four of which make the tile. On the H200 the m8n8k4 form kept the f64 tensor pipe 78-86% busy
+// at 26 TFLOP/s (ncu): Hopper runs it at half the rate of the m16n8 shapes.
+__device__ __forceinline__ void mma_f64_m16n8k8(double (&d)[4], const double (&a)[4],
+                                                const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, "
+                   "{%0, %1};\n"
+                   : "+d"(d[2 * h]), "+d"(d[2 * h + 1])
+                   : "d"(a[h + 2 * k]), "d"(b[k])); // A[g + 8h][t + 4k]
+#endif
 }
 
 // Per element type: the MMA and the fp32 pair -> packed 2 x 16-bit conversion.

@@ -18,6 +18,8 @@ namespace kattn::cuda_kernels::sm80 {
 
 std::string bwd_unsupported_reason(const FlashBwdParams& p) {
   const FlashFwdParams& f = p.fwd;
+  if (std::string why = half_dtype_limit(f, "sm80 backward"); !why.empty())
+    return why;
   if (f.H != f.Hv || (f.H != 64 && f.H != 128))
     return "head dims H=" + std::to_string(f.H) + " Hv=" + std::to_string(f.Hv) +
            " not instantiated (sm80 backward: H == Hv in {64, 128})";

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "kattn_kernels/params_limits.hpp"
+#include "sm80/dmma_config.cuh"
 #include "sm80/kernel_traits.cuh"
 #include "sm80/launch.hpp"
 #include "sm80/sm80_fwd.hpp"
@@ -17,8 +18,18 @@
 namespace kattn::cuda_kernels::sm80 {
 namespace {
 
-bool instantiated(int hd) {
-  return hd == 64 || hd == 128 || hd == 256;
+// bf16/f16 (mma.sync m16n8k16) at head dims 64, 128, 256; f64 (DMMA) at 64 and 128. f32 has no
+// kernel yet (portable serves it on the GPU).
+std::string dtype_and_dims_reason(const FlashFwdParams& p) {
+  const bool f64 = p.dtype == ElemType::f64;
+  if (!f64 && !half_dtype_limit(p, "").empty())
+    return std::string("dtype: expected bf16, f16 or f64 (sm80 kernels), got ") +
+           elem_name(p.dtype);
+  const bool dims_ok = p.H == p.Hv && (p.H == 64 || p.H == 128 || (!f64 && p.H == 256));
+  if (!dims_ok)
+    return "head dims H=" + std::to_string(p.H) + " Hv=" + std::to_string(p.Hv) +
+           " not instantiated (sm80 kernels: H == Hv in {64, 128, 256}; f64: {64, 128})";
+  return {};
 }
 
 // Largest opt-in dynamic shared memory per block of the current device (read once per device).
@@ -38,13 +49,11 @@ int device_smem_optin() {
   return bytes;
 }
 
-const char* dtype_name(ElemType t) {
-  return t == ElemType::bf16 ? "bf16" : "f16";
-}
-
 } // namespace
 
-int smem_bytes(int hd) {
+int smem_bytes(ElemType dtype, int hd) {
+  if (dtype == ElemType::f64)
+    return hd == 64 ? DmmaConfig<64>::SMEM_BYTES : hd == 128 ? DmmaConfig<128>::SMEM_BYTES : 0;
   switch (hd) {
   case 64:
     return Config<64>::SMEM_BYTES;
@@ -58,15 +67,15 @@ int smem_bytes(int hd) {
 }
 
 std::string unsupported_reason(const FlashFwdParams& p) {
-  if (p.H != p.Hv || !instantiated(p.H))
-    return "head dims H=" + std::to_string(p.H) + " Hv=" + std::to_string(p.Hv) +
-           " not instantiated (sm80 kernels: H == Hv in {64, 128, 256})";
+  if (std::string why = dtype_and_dims_reason(p); !why.empty())
+    return why;
+  const std::int64_t chunk_elems = p.dtype == ElemType::f64 ? 2 : 8; // 16 bytes
   for (const std::string& why :
-       {unit_dim_stride_limit(p), access_limit(p, 16, 8, "16-byte cp.async rows"), varlen_limit(p),
-        heads_limit(p), grid_limit(p)})
+       {unit_dim_stride_limit(p), access_limit(p, 16, chunk_elems, "16-byte cp.async rows"),
+        varlen_limit(p), heads_limit(p), grid_limit(p)})
     if (!why.empty())
       return why;
-  const int need = smem_bytes(p.H), have = device_smem_optin();
+  const int need = smem_bytes(p.dtype, p.H), have = device_smem_optin();
   if (need > have)
     return "head dim " + std::to_string(p.H) + " needs " + std::to_string(need) +
            " bytes of shared memory per block, the device allows " + std::to_string(have);
@@ -74,10 +83,12 @@ std::string unsupported_reason(const FlashFwdParams& p) {
 }
 
 std::string kernel_name(const FlashFwdParams& p) {
-  return std::string("sm80_fwd_") + dtype_name(p.dtype) + "_h" + std::to_string(p.H);
+  return std::string("sm80_fwd_") + elem_name(p.dtype) + "_h" + std::to_string(p.H);
 }
 
 void run(const FlashFwdParams& p, CUstream_st* stream) {
+  if (p.dtype == ElemType::f64)
+    return p.H == 64 ? launch_dmma<64>(p, stream) : launch_dmma<128>(p, stream);
   const bool bf = p.dtype == ElemType::bf16;
   switch (p.H) {
   case 64:

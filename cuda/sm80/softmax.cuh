@@ -11,11 +11,14 @@
 
 namespace kattn::cuda_kernels::sm80 {
 
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+// Max and sum over the 4 lanes that share a row (float here, double in the f64 kernel).
+template <class T>
+__device__ __forceinline__ T quad_max(T x) {
+  x = fmax(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmax(x, __shfl_xor_sync(0xffffffffu, x, 2));
 }
-__device__ __forceinline__ float quad_sum(float x) {
+template <class T>
+__device__ __forceinline__ T quad_sum(T x) {
   x += __shfl_xor_sync(0xffffffffu, x, 1);
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }

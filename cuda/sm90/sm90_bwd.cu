@@ -12,6 +12,8 @@ namespace kattn::cuda_kernels::sm90 {
 
 std::string bwd_unsupported_reason(const FlashBwdParams& p) {
   const FlashFwdParams& f = p.fwd;
+  if (std::string why = half_dtype_limit(f, "sm90 backward"); !why.empty())
+    return why;
   if (p.deterministic)
     return "deterministic mode: the sm90 backward adds each key block's dQ into dq_accum by TMA "
            "reductions, in no fixed order (sm80's dq kernel serves it)";

@@ -169,6 +169,8 @@ std::string unsupported_reason(const FlashFwdParams& p) {
     return "sm90 kernels need compute capability 9.0 (device has " + std::to_string(major) + "." +
            std::to_string(minor) + ")";
   }
+  if (std::string why = half_dtype_limit(p, "sm90 kernels"); !why.empty())
+    return why;
   if (p.H != p.Hv) {
     return "sm90 kernels need equal q/k and v head dims (got H " + std::to_string(p.H) + ", Hv " +
            std::to_string(p.Hv) + ")";

@@ -15,8 +15,8 @@ FlashSupport no(std::string why) {
 } // namespace
 
 FlashSupport supports(const FlashFwdParams& p) {
-  if (p.dtype != ElemType::bf16 && p.dtype != ElemType::f16)
-    return no("dtype: expected bf16 or f16");
+  if (std::string why = half_dtype_limit(p, "hip kernels"); !why.empty())
+    return no(std::move(why));
   if (p.H != p.Hv || (p.H != 64 && p.H != 128))
     return no("head dims: expected H == Hv in {64, 128}, got H=" + std::to_string(p.H) +
               " Hv=" + std::to_string(p.Hv));

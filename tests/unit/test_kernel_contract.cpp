@@ -285,6 +285,26 @@ TEST_CASE("kernel_contract/flash_params: one encoding for the cuda and hip kerne
     const kattn::FlashParamsResult m = params_of(a, p);
     CHECK(m.reason == "extras.seqlens_q: expected a contiguous tensor, got stride 2");
   }
+  SUBCASE("f32 and f64 pass as their element types, the scale in double beside the float") {
+    for (kattn::DType t : {kattn::DType::f32, kattn::DType::f64}) {
+      kattn::test::Spec w = s;
+      w.dtype = t;
+      w.opt.scale = 0.1;
+      w.opt.softcap = 3.0;
+      kattn::test::Attn b(w);
+      const kattn::FlashParamsResult m = params_of(b, b.forward_problem());
+      REQUIRE(m.ok());
+      CHECK(m.params.dtype ==
+            (t == kattn::DType::f32 ? kattn::ElemType::f32 : kattn::ElemType::f64));
+      CHECK(m.params.scale_f64 == 0.1);
+      CHECK(m.params.scale == 0.1f);
+      CHECK(m.params.softcap_f64 == 3.0);
+      // Which families take them is theirs to say (params_limits.hpp's half_dtype_limit).
+      CHECK(kattn::half_dtype_limit(m.params, "x") ==
+            std::string("dtype: expected bf16 or f16 (x), got ") +
+                kattn::elem_name(m.params.dtype));
+    }
+  }
   SUBCASE("q, k, v, out share one dtype") {
     kattn::ForwardProblem p = a.forward_problem();
     p.v.dtype = kattn::DType::f16;

@@ -15,7 +15,9 @@
 
 namespace kattn {
 
-enum class ElemType : std::uint8_t { f16, bf16 };
+// bf16/f16: every family; f64: sm80's DMMA forward only; f32: no CUDA kernel yet (the families'
+// checks refuse what they do not serve: params_limits.hpp's dtype_limit).
+enum class ElemType : std::uint8_t { f16, bf16, f32, f64 };
 
 struct FlashFwdParams {
   ElemType dtype = ElemType::bf16; // q, k, v and out share it
@@ -59,6 +61,10 @@ struct FlashFwdParams {
 
   float scale = 0.f;   // resolved softmax scale (1/sqrt(H) by default)
   float softcap = 0.f; // > 0: s = softcap * tanh(s / softcap), applied before masking
+  // The same two in double, for the f64 kernel (a float scale alone costs ~3e-8 relative error
+  // in every score, a million f64 ulps).
+  double scale_f64 = 0.0;
+  double softcap_f64 = 0.0;
 
   // Resolved inclusive window around the aligned diagonal (causal = right 0), -1 unbounded.
   // Diagonal: query i is aligned with key i (top-left) or i + k_len - q_len (bottom-right),

@@ -125,5 +125,8 @@ using MaskRule = BasicMaskRule<std::int64_t>;
 KATTN_INLINE bool row_is_empty(float row_sum) {
   return row_sum == 0.0f;
 }
+KATTN_INLINE bool row_is_empty(double row_sum) {
+  return row_sum == 0.0;
+}
 
 } // namespace kattn

@@ -13,6 +13,28 @@
 
 namespace kattn {
 
+inline const char* elem_name(ElemType t) {
+  switch (t) {
+  case ElemType::bf16:
+    return "bf16";
+  case ElemType::f16:
+    return "f16";
+  case ElemType::f32:
+    return "f32";
+  case ElemType::f64:
+    return "f64";
+  }
+  return "?";
+}
+
+// The 16-bit element types, which every family's tensor-core kernels take; `who` names the
+// kernels (sm80's f64 forward is the one kernel that takes another: sm80_fwd.cu).
+inline std::string half_dtype_limit(const FlashFwdParams& p, const char* who) {
+  if (p.dtype == ElemType::bf16 || p.dtype == ElemType::f16)
+    return {};
+  return std::string("dtype: expected bf16 or f16 (") + who + "), got " + elem_name(p.dtype);
+}
+
 // Query heads in groups of key/value heads: N > 0, K > 0, K divides N.
 inline std::string heads_limit(const FlashFwdParams& p) {
   if (p.N > 0 && p.K > 0 && p.N % p.K == 0)

@@ -1,0 +1,238 @@
+// The f64 forward: sm80's kernel structure (one CTA per (query block, head, batch), the same
+// cp.async pipeline and mask rule: fwd_kernel.cuh) with f64 tiles, f64 DMMA products and an f64
+// online softmax, so the result carries f64 rounding only (exp2 and tanh from CUDA's f64 math).
+//
+// Fragments (ptx.cuh's mma_f64_m16n8k8): lane (g, t) holds score columns 2t and 2t + 1 of each
+// 8-key tile in rows g and g + 8 of its warp's 16. P.V sums over keys in any order, so its k
+// index t stands for key 2t and t + 4 for key 2t + 1: P's A fragment is then the score registers
+// themselves and V's B fragment is V[2t][column g], V[2t + 1][column g] (dmma_config.cuh's V
+// stride keeps those reads conflict-free).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kattn_kernels/flash_params.hpp"
+#include "sm80/block_info.cuh"
+#include "sm80/dmma_config.cuh"
+#include "sm80/ptx.cuh"
+#include "sm80/softmax.cuh"
+
+namespace kattn::cuda_kernels::sm80 {
+
+// Global -> shared copy of a [ROWS, HD] f64 tile into rows of STRIDE doubles, 16 bytes per
+// cp.async; rows past `valid_rows` are zero-filled (exact zeros in S and P.V).
+template <int HD, int ROWS, int STRIDE, int THREADS>
+__device__ __forceinline__ void copy_f64_tile_async(double* smem, const double* gmem,
+                                                    std::int64_t row_stride, int valid_rows,
+                                                    int tid) {
+  constexpr int CHUNKS = HD / 2;
+  constexpr int ROWS_PER_STEP = THREADS / CHUNKS;
+  static_assert(THREADS % CHUNKS == 0 && ROWS % ROWS_PER_STEP == 0, "uneven tile split");
+  const int row0 = tid / CHUNKS;
+  const int chunk = tid % CHUNKS;
+  const double* src = gmem + row0 * row_stride + chunk * 2;
+  const std::int64_t step = ROWS_PER_STEP * row_stride;
+  const std::uint32_t dst = smem_addr(smem + row0 * STRIDE + chunk * 2);
+#pragma unroll
+  for (int it = 0; it < ROWS / ROWS_PER_STEP; ++it) {
+    const bool valid = row0 + it * ROWS_PER_STEP < valid_rows;
+    cp_async_16(dst + it * ROWS_PER_STEP * STRIDE * 8, valid ? src : gmem, valid);
+    src += step;
+  }
+}
+
+// Softcap (c * tanh(s * scale / c)) and mask (-inf) on this warp's scores: s[nt][2h + e] is
+// row g + 8h, key column nt * 8 + 2t + e.
+template <int NT>
+__device__ __forceinline__ void cap_and_mask_f64(double (&s)[NT][4], double softcap, double cap_in,
+                                                 bool masked, const BasicMaskRule<int>& rule,
+                                                 int row0, int j0, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  if (softcap > 0.0) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[nt][e] = softcap * tanh(s[nt][e] * cap_in);
+  }
+  if (!masked)
+    return;
+  const int col0 = j0 + 2 * t;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const IndexRange<int> keys = rule.row_keys(row0 + g + 8 * h);
+    const int lo = keys.lo - col0, hi = keys.hi - 1 - col0;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = nt * 8 + e;
+        if (c < lo || c > hi)
+          s[nt][2 * h + e] = -INFINITY;
+      }
+  }
+}
+
+template <int HD>
+__global__ void __launch_bounds__(DmmaConfig<HD>::THREADS, DmmaConfig<HD>::CTAS)
+    dmma_fwd_kernel(const __grid_constant__ FlashFwdParams p) {
+  using C = DmmaConfig<HD>;
+  constexpr int BLOCK_N = C::BLOCK_N, BLOCK_M = C::BLOCK_M;
+  constexpr int NT = BLOCK_N / 8, DT = HD / 8;
+  constexpr int QS = C::QK_STRIDE, VS = C::V_STRIDE;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  double* sQ = reinterpret_cast<double*>(smem_raw);
+  double* sK = sQ + C::Q_ELEMS;
+  double* sV = sK + C::K_ELEMS;
+
+  const BlockInfo bi = block_info(p);
+  const int m0 = bi.m_block * BLOCK_M;
+  if (m0 >= bi.rows_out)
+    return; // packed varlen: this sequence is shorter than T
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int g = lane >> 2, t = lane & 3;
+  const int warp_row0 = warp * C::WARP_ROWS;
+
+  const int q_len = bi.seq.q_len, k_len = bi.seq.k_len;
+  const BasicMaskRule<int> rule{q_len, k_len, bi.diag, p.window_left, p.window_right};
+  const int m_last = min(m0 + BLOCK_M, q_len) - 1;
+  const IndexRange<int> keys = rule.keys_of_rows(m0, m_last);
+  const int n_min = keys.lo / BLOCK_N;
+  const int n_max = keys.hi > keys.lo ? (keys.hi + BLOCK_N - 1) / BLOCK_N : n_min;
+
+  const bool capped = p.softcap_f64 > 0.0;
+  const double log2e = 1.4426950408889634074;
+  const double mult = (capped ? 1.0 : p.scale_f64) * log2e;
+  const double cap_in = capped ? p.scale_f64 / p.softcap_f64 : 0.0;
+
+  double o[DT][4]; // o[dt][2h + e]: row g + 8h, column dt * 8 + 2t + e
+#pragma unroll
+  for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      o[dt][e] = 0.0;
+  double row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0, 0.0};
+
+  if (n_min < n_max) {
+    const double* gQ = static_cast<const double*>(p.q) + bi.off.q + m0 * p.q_row_stride;
+    const double* gK = static_cast<const double*>(p.k) + bi.off.k;
+    const double* gV = static_cast<const double*>(p.v) + bi.off.v;
+    auto load_k = [&](int nb) {
+      copy_f64_tile_async<HD, BLOCK_N, QS, C::THREADS>(sK, gK + nb * BLOCK_N * p.k_row_stride,
+                                                       p.k_row_stride, k_len - nb * BLOCK_N, tid);
+    };
+    copy_f64_tile_async<HD, BLOCK_M, QS, C::THREADS>(sQ, gQ, p.q_row_stride, q_len - m0, tid);
+    load_k(n_max - 1);
+    cp_async_commit();
+
+    // This lane's first fragment element in each tile (see dmma_config.cuh).
+    const double* q_frag = sQ + (warp_row0 + g) * QS + t;
+    const double* k_frag = sK + g * QS + t;
+    const double* v_frag = sV + 2 * t * VS + g;
+    for (int nb = n_max - 1; nb >= n_min; --nb) {
+      const int j0 = nb * BLOCK_N;
+      cp_async_wait<0>();
+      __syncthreads(); // K[nb] (and Q) landed; every warp is done with V[nb + 1]
+      copy_f64_tile_async<HD, BLOCK_N, VS, C::THREADS>(sV, gV + j0 * p.v_row_stride, p.v_row_stride,
+                                                       k_len - j0, tid);
+      cp_async_commit();
+
+      double s[NT][4];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[nt][e] = 0.0;
+#pragma unroll
+      for (int kk = 0; kk < HD / 8; ++kk) {
+        const double* qa = q_frag + kk * 8;
+        const double a[4] = {qa[0], qa[8 * QS], qa[4], qa[8 * QS + 4]};
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const double* kb = k_frag + nt * 8 * QS + kk * 8;
+          const double b[2] = {kb[0], kb[4]};
+          mma_f64_m16n8k8(s[nt], a, b);
+        }
+      }
+      const bool masked = rule.tile_needs_mask(m0, m_last, j0, BLOCK_N);
+      if (capped || masked)
+        cap_and_mask_f64(s, p.softcap_f64, cap_in, masked, rule, m0 + warp_row0, j0, lane);
+
+      cp_async_wait<0>();
+      __syncthreads(); // V[nb] landed; every warp is done with K[nb]
+      if (nb > n_min) {
+        load_k(nb - 1);
+        cp_async_commit();
+      }
+
+      // Online softmax: scores -> unnormalised probabilities, O rescaled by the max's change.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        double mx = row_max[h];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+          mx = fmax(mx, fmax(s[nt][2 * h], s[nt][2 * h + 1]));
+        mx = quad_max(mx);
+        // Nothing visible yet keeps max -inf; exponent offset 0 keeps exp2 NaN-free.
+        const double base = mx == -INFINITY ? 0.0 : mx * mult;
+        const double corr = exp2(row_max[h] * mult - base);
+        row_max[h] = mx;
+        double sum = row_sum[h] * corr;
+        // (Skipping this rescale when no row of the warp moved, by a warp vote, ran 0.99x.)
+#pragma unroll
+        for (int dt = 0; dt < DT; ++dt) {
+          o[dt][2 * h] *= corr;
+          o[dt][2 * h + 1] *= corr;
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const double pr = exp2(fma(s[nt][2 * h + e], mult, -base));
+            s[nt][2 * h + e] = pr;
+            sum += pr;
+          }
+        row_sum[h] = sum;
+      }
+
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        // k index t <-> key 2t, t + 4 <-> key 2t + 1 (see the top of this file).
+        const double a[4] = {s[nt][0], s[nt][2], s[nt][1], s[nt][3]};
+#pragma unroll
+        for (int dt = 0; dt < DT; ++dt) {
+          const double* vb = v_frag + nt * 8 * VS + dt * 8;
+          const double b[2] = {vb[0], vb[VS]};
+          mma_f64_m16n8k8(o[dt], a, b);
+        }
+      }
+    }
+  }
+
+  // Epilogue: O / l as 16-byte stores of each lane's column pair, LSE (natural log) by lane
+  // t == 0. Rows past the sequence get O = 0 and LSE = -inf (padded batches); rows past the
+  // tensor are not touched.
+  double* out = static_cast<double*>(p.out) + bi.off.o;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const double l = quad_sum(row_sum[h]);
+    const int i = m0 + warp_row0 + g + 8 * h;
+    if (i >= bi.rows_out)
+      continue;
+    const bool valid = i < q_len && !row_is_empty(l);
+    const double f = valid ? 1.0 / l : 0.0;
+    double* row = out + i * p.o_row_stride + 2 * t;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+      *reinterpret_cast<double2*>(row + dt * 8) =
+          make_double2(o[dt][2 * h] * f, o[dt][2 * h + 1] * f);
+    if (p.lse != nullptr && t == 0)
+      p.lse[bi.off.lse + i * p.lse_row_stride] =
+          valid ? static_cast<float>((row_max[h] * mult + log2(l)) * 0.6931471805599453094)
+                : -INFINITY;
+  }
+}
+
+} // namespace kattn::cuda_kernels::sm80
