@@ -3,7 +3,7 @@
 parallel and a change to one configuration rebuilds one file:
 
   cuda/sm80/inst/fwd_<dtype>_h<hd>.cu        one per dtype x head dim
-  cuda/sm80/inst/fwd_f64_h<hd>.cu            the f64 forward (DMMA), one per DMMA_HEAD_DIMS
+  cuda/sm80/inst/fwd_<f32|f64>_h<hd>.cu      the f32 (3xTF32) and f64 forward, WIDE_HEAD_DIMS
   cuda/sm80/inst/bwd_<dtype>_h<hd>.cu        the backward, one per dtype x BWD_HEAD_DIMS
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>.cu  one per dtype x tile configuration (TILES)
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>_seq.cu  sequence-major q/k/v (SEQ_MAJOR_TILES)
@@ -22,7 +22,8 @@ import textwrap
 
 DTYPES = {"bf16": "__nv_bfloat16", "f16": "__half"}
 HEAD_DIMS = (64, 128, 256)
-DMMA_HEAD_DIMS = (64, 128)  # sm80/dmma_config.cuh: the f64 forward
+WIDE_DTYPES = {"f32": "float", "f64": "double"}  # sm80/wide_config.cuh: the f32/f64 forward
+WIDE_HEAD_DIMS = (64, 128)
 BWD_HEAD_DIMS = (64, 128)  # sm80/bwd_config.cuh
 SM90_BWD_HEAD_DIMS = (64, 128)  # sm90/bwd_config.cuh
 # TileChoice value -> what it serves (for the file's first line).
@@ -53,11 +54,12 @@ def write_sm80():
                 f"// {GENERATED}: sm80 forward, {name}, head dim {hd}.\n"
                 f'#include "sm80/launch.cuh"\n\n'
                 f"KATTN_SM80_INSTANTIATE({elem}, {hd})\n")
-    for hd in DMMA_HEAD_DIMS:
-        (out / f"fwd_f64_h{hd}.cu").write_text(
-            f"// {GENERATED}: sm80 forward, f64 (DMMA), head dim {hd}.\n"
-            f'#include "sm80/dmma_launch.cuh"\n\n'
-            f"KATTN_SM80_INSTANTIATE_DMMA({hd})\n")
+    for name, elem in WIDE_DTYPES.items():
+        for hd in WIDE_HEAD_DIMS:
+            (out / f"fwd_{name}_h{hd}.cu").write_text(
+                f"// {GENERATED}: sm80 forward, {name}, head dim {hd}.\n"
+                f'#include "sm80/wide_launch.cuh"\n\n'
+                f"KATTN_SM80_INSTANTIATE_WIDE({elem}, {hd})\n")
     for name, elem in DTYPES.items():
         for hd in BWD_HEAD_DIMS:
             (out / f"bwd_{name}_h{hd}.cu").write_text(

@@ -13,9 +13,10 @@ namespace kattn::cuda_kernels::sm80 {
 template <class Elem, int HD>
 void launch(const FlashFwdParams& p, cudaStream_t stream);
 
-// Defined in dmma_launch.cuh (the f64 forward); instantiated once per inst/fwd_f64_h<HD>.cu.
-template <int HD>
-void launch_dmma(const FlashFwdParams& p, cudaStream_t stream);
+// Defined in wide_launch.cuh (the f32/f64 forward); instantiated once per
+// inst/fwd_<f32|f64>_h<HD>.cu.
+template <class T, int HD>
+void launch_wide(const FlashFwdParams& p, cudaStream_t stream);
 
 // Defined in bwd_launch.cuh; explicitly instantiated once per inst/bwd_<dtype>_h<HD>.cu.
 template <class Elem, int HD>

@@ -1,7 +1,7 @@
 // The few sm_80 instructions the kernel is built from, as inline PTX: cp.async (global ->
 // shared, 16 bytes, zero-filling out-of-range rows), ldmatrix (plain and transposed), the
-// m16n8k16 tensor-core MMA with fp32 accumulation for bf16 and fp16, and the f64 one (DMMA) of
-// the f64 forward.
+// m16n8k16 tensor-core MMA with fp32 accumulation for bf16 and fp16, and the m16n8k8 f64 and
+// TF32 ones of the f64/f32 forward (wide_math.cuh).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -63,6 +63,23 @@ __device__ __forceinline__ void mma_f64_m16n8k8(double (&d)[4], const double (&a
                    : "+d"(d[2 * h]), "+d"(d[2 * h + 1])
                    : "d"(a[h + 2 * k]), "d"(b[k])); // A[g + 8h][t + 4k]
 #endif
+}
+
+// d += a * b for a 16 x 8 x 8 tile with TF32 inputs and fp32 accumulators (the fragment layout
+// of mma_f64_m16n8k8 above, 32-bit registers; the MMA reads the top 19 bits of each input).
+__device__ __forceinline__ void mma_tf32_m16n8k8(float (&d)[4], const std::uint32_t (&a)[4],
+                                                 const std::uint32_t (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// x rounded to TF32 (to nearest, ties away), as the bits of an fp32 value.
+__device__ __forceinline__ std::uint32_t to_tf32(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
 }
 
 // Per element type: the MMA and the fp32 pair -> packed 2 x 16-bit conversion.

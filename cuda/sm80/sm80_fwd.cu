@@ -10,25 +10,26 @@
 #include <unordered_map>
 
 #include "kattn_kernels/params_limits.hpp"
-#include "sm80/dmma_config.cuh"
 #include "sm80/kernel_traits.cuh"
 #include "sm80/launch.hpp"
 #include "sm80/sm80_fwd.hpp"
+#include "sm80/wide_config.cuh"
+#include "sm80/wide_math.cuh"
 
 namespace kattn::cuda_kernels::sm80 {
 namespace {
 
-// bf16/f16 (mma.sync m16n8k16) at head dims 64, 128, 256; f64 (DMMA) at 64 and 128. f32 has no
-// kernel yet (portable serves it on the GPU).
-std::string dtype_and_dims_reason(const FlashFwdParams& p) {
-  const bool f64 = p.dtype == ElemType::f64;
-  if (!f64 && !half_dtype_limit(p, "").empty())
-    return std::string("dtype: expected bf16, f16 or f64 (sm80 kernels), got ") +
-           elem_name(p.dtype);
-  const bool dims_ok = p.H == p.Hv && (p.H == 64 || p.H == 128 || (!f64 && p.H == 256));
+bool wide(ElemType t) {
+  return t == ElemType::f32 || t == ElemType::f64;
+}
+
+// bf16/f16 (mma.sync m16n8k16) at head dims 64, 128, 256; f32 (3xTF32) and f64 (f64 MMAs) at 64
+// and 128 (wide_fwd_kernel.cuh).
+std::string dims_reason(const FlashFwdParams& p) {
+  const bool dims_ok = p.H == p.Hv && (p.H == 64 || p.H == 128 || (!wide(p.dtype) && p.H == 256));
   if (!dims_ok)
     return "head dims H=" + std::to_string(p.H) + " Hv=" + std::to_string(p.Hv) +
-           " not instantiated (sm80 kernels: H == Hv in {64, 128, 256}; f64: {64, 128})";
+           " not instantiated (sm80 kernels: H == Hv in {64, 128, 256}; f32 and f64: {64, 128})";
   return {};
 }
 
@@ -53,7 +54,13 @@ int device_smem_optin() {
 
 int smem_bytes(ElemType dtype, int hd) {
   if (dtype == ElemType::f64)
-    return hd == 64 ? DmmaConfig<64>::SMEM_BYTES : hd == 128 ? DmmaConfig<128>::SMEM_BYTES : 0;
+    return hd == 64    ? WideConfig<double, 64>::SMEM_BYTES
+           : hd == 128 ? WideConfig<double, 128>::SMEM_BYTES
+                       : 0;
+  if (dtype == ElemType::f32)
+    return hd == 64    ? WideConfig<float, 64>::SMEM_BYTES
+           : hd == 128 ? WideConfig<float, 128>::SMEM_BYTES
+                       : 0;
   switch (hd) {
   case 64:
     return Config<64>::SMEM_BYTES;
@@ -67,9 +74,11 @@ int smem_bytes(ElemType dtype, int hd) {
 }
 
 std::string unsupported_reason(const FlashFwdParams& p) {
-  if (std::string why = dtype_and_dims_reason(p); !why.empty())
+  if (std::string why = dims_reason(p); !why.empty())
     return why;
-  const std::int64_t chunk_elems = p.dtype == ElemType::f64 ? 2 : 8; // 16 bytes
+  const std::int64_t chunk_elems = p.dtype == ElemType::f64   ? 2
+                                   : p.dtype == ElemType::f32 ? 4
+                                                              : 8; // 16 bytes
   for (const std::string& why :
        {unit_dim_stride_limit(p), access_limit(p, 16, chunk_elems, "16-byte cp.async rows"),
         varlen_limit(p), heads_limit(p), grid_limit(p)})
@@ -83,12 +92,16 @@ std::string unsupported_reason(const FlashFwdParams& p) {
 }
 
 std::string kernel_name(const FlashFwdParams& p) {
-  return std::string("sm80_fwd_") + elem_name(p.dtype) + "_h" + std::to_string(p.H);
+  // f32 names its precision mode: the 3xTF32 split (wide_math.cuh).
+  const std::string mode = p.dtype == ElemType::f32 ? std::string("_") + WideMath<float>::mode : "";
+  return std::string("sm80_fwd_") + elem_name(p.dtype) + mode + "_h" + std::to_string(p.H);
 }
 
 void run(const FlashFwdParams& p, CUstream_st* stream) {
   if (p.dtype == ElemType::f64)
-    return p.H == 64 ? launch_dmma<64>(p, stream) : launch_dmma<128>(p, stream);
+    return p.H == 64 ? launch_wide<double, 64>(p, stream) : launch_wide<double, 128>(p, stream);
+  if (p.dtype == ElemType::f32)
+    return p.H == 64 ? launch_wide<float, 64>(p, stream) : launch_wide<float, 128>(p, stream);
   const bool bf = p.dtype == ElemType::bf16;
   switch (p.H) {
   case 64:

@@ -14,10 +14,10 @@ namespace kattn::test::frontend {
 
 using Space = KATTN_TEST_SPACE;
 constexpr bool fast_space = KATTN_TEST_FAST;
-#ifndef KATTN_TEST_F64_KERNEL
-#define KATTN_TEST_F64_KERNEL 0
+#ifndef KATTN_TEST_WIDE_KERNEL
+#define KATTN_TEST_WIDE_KERNEL 0
 #endif
-constexpr bool f64_kernel = fast_space && KATTN_TEST_F64_KERNEL;
+constexpr bool wide_kernel = fast_space && KATTN_TEST_WIDE_KERNEL;
 
 // The 16-bit element types this build's Kokkos has (host-only builds alias them to float).
 #if !KOKKOS_HALF_T_IS_FLOAT && !KOKKOS_BHALF_T_IS_FLOAT

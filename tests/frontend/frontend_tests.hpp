@@ -3,7 +3,7 @@
 //   KATTN_TEST_SPACE        the execution space type, e.g. Kokkos::Cuda
 //   KATTN_TEST_SPACE_NAME   its name in the test names, e.g. "Cuda"
 //   KATTN_TEST_FAST         1 where GPU kernel backends (cuda/cudnn/hip) serve this space's Views
-//   KATTN_TEST_F64_KERNEL   1 where one of them also serves f64 Views (optional, default 0)
+//   KATTN_TEST_WIDE_KERNEL  1 where one of them also serves f32 and f64 Views (optional, default 0)
 // and includes this file, which includes the tests of each concern (every space runs them all).
 // On a device space the 16-bit Views must reach a GPU kernel backend, LayoutLeft through layout
 // copies; on host spaces the portable backend reads every layout.

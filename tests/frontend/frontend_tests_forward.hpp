@@ -15,7 +15,7 @@ template <class T, class L>
 void check_route(const Outcome& r) {
   INFO(r.explain);
   constexpr bool sixteen = !std::is_same_v<T, float> && !std::is_same_v<T, double>;
-  constexpr bool kernel = (fast_space && sixteen) || (f64_kernel && std::is_same_v<T, double>);
+  constexpr bool kernel = (fast_space && sixteen) || wide_kernel;
   if (kernel) {
     CHECK(is_device_kernel(r.backend));
     CHECK(r.copies == std::is_same_v<L, Left>); // LayoutLeft: head-dim stride B*T*N
@@ -23,7 +23,7 @@ void check_route(const Outcome& r) {
     CHECK(!is_device_kernel(r.backend));
     CHECK(!r.copies);
   }
-  if (fast_space && !kernel) // f32 on the GPU: portable, and explain() says what is faster
+  if (fast_space && !kernel) // f32/f64 on portable on a GPU: explain() says what is faster
     CHECK(has(r.explain, "note: "));
 }
 

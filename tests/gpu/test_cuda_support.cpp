@@ -35,7 +35,7 @@ void check_refused(const Spec& s, const std::string& what, const char* family = 
 } // namespace
 
 TEST_CASE("cuda/support: refusals name the reason, outputs untouched") {
-  check_refused(small(DType::f32), "dtype: expected bf16, f16 or f64 (sm80 kernels), got f32");
+  check_refused(small(DType::f32, 96), "f32 and f64: {64, 128}");
   check_refused(small(DType::bf16, 96), "not instantiated");
   Spec hv = small();
   hv.Hv = 128;

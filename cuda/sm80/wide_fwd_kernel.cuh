@@ -1,60 +1,63 @@
-// The f64 forward: sm80's kernel structure (one CTA per (query block, head, batch), the same
-// cp.async pipeline and mask rule: fwd_kernel.cuh) with f64 tiles, f64 DMMA products and an f64
-// online softmax, so the result carries f64 rounding only (exp2 and tanh from CUDA's f64 math).
+// The f32 and f64 forward: sm80's kernel structure (one CTA per (query block, head, batch), the
+// same cp.async pipeline and mask rule: fwd_kernel.cuh) with tiles, tensor-core products and an
+// online softmax in the element type itself (wide_math.cuh: f64 MMAs, or fp32 by the 3xTF32
+// split), so the result carries that type's rounding.
 //
-// Fragments (ptx.cuh's mma_f64_m16n8k8): lane (g, t) holds score columns 2t and 2t + 1 of each
+// Fragments (m16n8k8, ptx.cuh): lane (g, t) holds score columns 2t and 2t + 1 of each
 // 8-key tile in rows g and g + 8 of its warp's 16. P.V sums over keys in any order, so its k
 // index t stands for key 2t and t + 4 for key 2t + 1: P's A fragment is then the score registers
-// themselves and V's B fragment is V[2t][column g], V[2t + 1][column g] (dmma_config.cuh's V
+// themselves and V's B fragment is V[2t][column g], V[2t + 1][column g] (wide_config.cuh's V
 // stride keeps those reads conflict-free).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kattn_kernels/flash_params.hpp"
 #include "sm80/block_info.cuh"
-#include "sm80/dmma_config.cuh"
 #include "sm80/ptx.cuh"
 #include "sm80/softmax.cuh"
+#include "sm80/wide_config.cuh"
+#include "sm80/wide_math.cuh"
 
 namespace kattn::cuda_kernels::sm80 {
 
-// Global -> shared copy of a [ROWS, HD] f64 tile into rows of STRIDE doubles, 16 bytes per
+// Global -> shared copy of a [ROWS, HD] tile into rows of STRIDE elements, 16 bytes per
 // cp.async; rows past `valid_rows` are zero-filled (exact zeros in S and P.V).
-template <int HD, int ROWS, int STRIDE, int THREADS>
-__device__ __forceinline__ void copy_f64_tile_async(double* smem, const double* gmem,
-                                                    std::int64_t row_stride, int valid_rows,
-                                                    int tid) {
-  constexpr int CHUNKS = HD / 2;
+template <int HD, int ROWS, int STRIDE, int THREADS, class T>
+__device__ __forceinline__ void
+copy_wide_tile_async(T* smem, const T* gmem, std::int64_t row_stride, int valid_rows, int tid) {
+  constexpr int CHUNK = 16 / static_cast<int>(sizeof(T));
+  constexpr int CHUNKS = HD / CHUNK;
   constexpr int ROWS_PER_STEP = THREADS / CHUNKS;
   static_assert(THREADS % CHUNKS == 0 && ROWS % ROWS_PER_STEP == 0, "uneven tile split");
   const int row0 = tid / CHUNKS;
   const int chunk = tid % CHUNKS;
-  const double* src = gmem + row0 * row_stride + chunk * 2;
+  const T* src = gmem + row0 * row_stride + chunk * CHUNK;
   const std::int64_t step = ROWS_PER_STEP * row_stride;
-  const std::uint32_t dst = smem_addr(smem + row0 * STRIDE + chunk * 2);
+  const std::uint32_t dst = smem_addr(smem + row0 * STRIDE + chunk * CHUNK);
 #pragma unroll
   for (int it = 0; it < ROWS / ROWS_PER_STEP; ++it) {
     const bool valid = row0 + it * ROWS_PER_STEP < valid_rows;
-    cp_async_16(dst + it * ROWS_PER_STEP * STRIDE * 8, valid ? src : gmem, valid);
+    cp_async_16(dst + it * ROWS_PER_STEP * STRIDE * sizeof(T), valid ? src : gmem, valid);
     src += step;
   }
 }
 
 // Softcap (c * tanh(s * scale / c)) and mask (-inf) on this warp's scores: s[nt][2h + e] is
 // row g + 8h, key column nt * 8 + 2t + e.
-template <int NT>
-__device__ __forceinline__ void cap_and_mask_f64(double (&s)[NT][4], double softcap, double cap_in,
-                                                 bool masked, const BasicMaskRule<int>& rule,
-                                                 int row0, int j0, int lane) {
+template <class T, int NT>
+__device__ __forceinline__ void cap_and_mask_wide(T (&s)[NT][4], T softcap, T cap_in, bool masked,
+                                                  const BasicMaskRule<int>& rule, int row0, int j0,
+                                                  int lane) {
   const int g = lane >> 2, t = lane & 3;
-  if (softcap > 0.0) {
+  if (softcap > T(0)) {
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        s[nt][e] = softcap * tanh(s[nt][e] * cap_in);
+        s[nt][e] = softcap * WideMath<T>::tanh(s[nt][e] * cap_in);
   }
   if (!masked)
     return;
@@ -74,17 +77,18 @@ __device__ __forceinline__ void cap_and_mask_f64(double (&s)[NT][4], double soft
   }
 }
 
-template <int HD>
-__global__ void __launch_bounds__(DmmaConfig<HD>::THREADS, DmmaConfig<HD>::CTAS)
-    dmma_fwd_kernel(const __grid_constant__ FlashFwdParams p) {
-  using C = DmmaConfig<HD>;
+template <class T, int HD>
+__global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>::CTAS)
+    wide_fwd_kernel(const __grid_constant__ FlashFwdParams p) {
+  using C = WideConfig<T, HD>;
+  using M = WideMath<T>;
   constexpr int BLOCK_N = C::BLOCK_N, BLOCK_M = C::BLOCK_M;
   constexpr int NT = BLOCK_N / 8, DT = HD / 8;
   constexpr int QS = C::QK_STRIDE, VS = C::V_STRIDE;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  double* sQ = reinterpret_cast<double*>(smem_raw);
-  double* sK = sQ + C::Q_ELEMS;
-  double* sV = sK + C::K_ELEMS;
+  T* sQ = reinterpret_cast<T*>(smem_raw);
+  T* sK = sQ + C::Q_ELEMS;
+  T* sV = sK + C::K_ELEMS;
 
   const BlockInfo bi = block_info(p);
   const int m0 = bi.m_block * BLOCK_M;
@@ -104,61 +108,64 @@ __global__ void __launch_bounds__(DmmaConfig<HD>::THREADS, DmmaConfig<HD>::CTAS)
 
   const bool capped = p.softcap_f64 > 0.0;
   const double log2e = 1.4426950408889634074;
-  const double mult = (capped ? 1.0 : p.scale_f64) * log2e;
-  const double cap_in = capped ? p.scale_f64 / p.softcap_f64 : 0.0;
+  const T mult = static_cast<T>((capped ? 1.0 : p.scale_f64) * log2e);
+  const T cap_in = static_cast<T>(capped ? p.scale_f64 / p.softcap_f64 : 0.0);
+  const T softcap = static_cast<T>(p.softcap_f64);
 
-  double o[DT][4]; // o[dt][2h + e]: row g + 8h, column dt * 8 + 2t + e
+  T o[DT][4]; // o[dt][2h + e]: row g + 8h, column dt * 8 + 2t + e
 #pragma unroll
   for (int dt = 0; dt < DT; ++dt)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
-      o[dt][e] = 0.0;
-  double row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0, 0.0};
+      o[dt][e] = T(0);
+  T row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {T(0), T(0)};
 
   if (n_min < n_max) {
-    const double* gQ = static_cast<const double*>(p.q) + bi.off.q + m0 * p.q_row_stride;
-    const double* gK = static_cast<const double*>(p.k) + bi.off.k;
-    const double* gV = static_cast<const double*>(p.v) + bi.off.v;
+    const T* gQ = static_cast<const T*>(p.q) + bi.off.q + m0 * p.q_row_stride;
+    const T* gK = static_cast<const T*>(p.k) + bi.off.k;
+    const T* gV = static_cast<const T*>(p.v) + bi.off.v;
     auto load_k = [&](int nb) {
-      copy_f64_tile_async<HD, BLOCK_N, QS, C::THREADS>(sK, gK + nb * BLOCK_N * p.k_row_stride,
-                                                       p.k_row_stride, k_len - nb * BLOCK_N, tid);
+      copy_wide_tile_async<HD, BLOCK_N, QS, C::THREADS>(sK, gK + nb * BLOCK_N * p.k_row_stride,
+                                                        p.k_row_stride, k_len - nb * BLOCK_N, tid);
     };
-    copy_f64_tile_async<HD, BLOCK_M, QS, C::THREADS>(sQ, gQ, p.q_row_stride, q_len - m0, tid);
+    copy_wide_tile_async<HD, BLOCK_M, QS, C::THREADS>(sQ, gQ, p.q_row_stride, q_len - m0, tid);
     load_k(n_max - 1);
     cp_async_commit();
 
-    // This lane's first fragment element in each tile (see dmma_config.cuh).
-    const double* q_frag = sQ + (warp_row0 + g) * QS + t;
-    const double* k_frag = sK + g * QS + t;
-    const double* v_frag = sV + 2 * t * VS + g;
+    // This lane's first fragment element in each tile (see wide_config.cuh).
+    const T* q_frag = sQ + (warp_row0 + g) * QS + t;
+    const T* k_frag = sK + g * QS + t;
+    const T* v_frag = sV + 2 * t * VS + g;
     for (int nb = n_max - 1; nb >= n_min; --nb) {
       const int j0 = nb * BLOCK_N;
       cp_async_wait<0>();
       __syncthreads(); // K[nb] (and Q) landed; every warp is done with V[nb + 1]
-      copy_f64_tile_async<HD, BLOCK_N, VS, C::THREADS>(sV, gV + j0 * p.v_row_stride, p.v_row_stride,
-                                                       k_len - j0, tid);
+      copy_wide_tile_async<HD, BLOCK_N, VS, C::THREADS>(sV, gV + j0 * p.v_row_stride,
+                                                        p.v_row_stride, k_len - j0, tid);
       cp_async_commit();
 
-      double s[NT][4];
+      T s[NT][4];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          s[nt][e] = 0.0;
+          s[nt][e] = T(0);
 #pragma unroll
       for (int kk = 0; kk < HD / 8; ++kk) {
-        const double* qa = q_frag + kk * 8;
-        const double a[4] = {qa[0], qa[8 * QS], qa[4], qa[8 * QS + 4]};
+        const T* qa = q_frag + kk * 8;
+        typename M::A a;
+        M::prep_a(a, {qa[0], qa[8 * QS], qa[4], qa[8 * QS + 4]});
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
-          const double* kb = k_frag + nt * 8 * QS + kk * 8;
-          const double b[2] = {kb[0], kb[4]};
-          mma_f64_m16n8k8(s[nt], a, b);
+          const T* kb = k_frag + nt * 8 * QS + kk * 8;
+          typename M::B b;
+          M::prep_b(b, {kb[0], kb[4]});
+          M::mma(s[nt], a, b);
         }
       }
       const bool masked = rule.tile_needs_mask(m0, m_last, j0, BLOCK_N);
       if (capped || masked)
-        cap_and_mask_f64(s, p.softcap_f64, cap_in, masked, rule, m0 + warp_row0, j0, lane);
+        cap_and_mask_wide(s, softcap, cap_in, masked, rule, m0 + warp_row0, j0, lane);
 
       cp_async_wait<0>();
       __syncthreads(); // V[nb] landed; every warp is done with K[nb]
@@ -170,16 +177,16 @@ __global__ void __launch_bounds__(DmmaConfig<HD>::THREADS, DmmaConfig<HD>::CTAS)
       // Online softmax: scores -> unnormalised probabilities, O rescaled by the max's change.
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        double mx = row_max[h];
+        T mx = row_max[h];
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
           mx = fmax(mx, fmax(s[nt][2 * h], s[nt][2 * h + 1]));
         mx = quad_max(mx);
         // Nothing visible yet keeps max -inf; exponent offset 0 keeps exp2 NaN-free.
-        const double base = mx == -INFINITY ? 0.0 : mx * mult;
-        const double corr = exp2(row_max[h] * mult - base);
+        const T base = mx == -INFINITY ? T(0) : mx * mult;
+        const T corr = M::exp2(row_max[h] * mult - base);
         row_max[h] = mx;
-        double sum = row_sum[h] * corr;
+        T sum = row_sum[h] * corr;
         // (Skipping this rescale when no row of the warp moved, by a warp vote, ran 0.99x.)
 #pragma unroll
         for (int dt = 0; dt < DT; ++dt) {
@@ -190,7 +197,7 @@ __global__ void __launch_bounds__(DmmaConfig<HD>::THREADS, DmmaConfig<HD>::CTAS)
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const double pr = exp2(fma(s[nt][2 * h + e], mult, -base));
+            const T pr = M::exp2(fma(s[nt][2 * h + e], mult, -base));
             s[nt][2 * h + e] = pr;
             sum += pr;
           }
@@ -200,37 +207,40 @@ __global__ void __launch_bounds__(DmmaConfig<HD>::THREADS, DmmaConfig<HD>::CTAS)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         // k index t <-> key 2t, t + 4 <-> key 2t + 1 (see the top of this file).
-        const double a[4] = {s[nt][0], s[nt][2], s[nt][1], s[nt][3]};
+        typename M::A a;
+        M::prep_a(a, {s[nt][0], s[nt][2], s[nt][1], s[nt][3]});
 #pragma unroll
         for (int dt = 0; dt < DT; ++dt) {
-          const double* vb = v_frag + nt * 8 * VS + dt * 8;
-          const double b[2] = {vb[0], vb[VS]};
-          mma_f64_m16n8k8(o[dt], a, b);
+          const T* vb = v_frag + nt * 8 * VS + dt * 8;
+          typename M::B b;
+          M::prep_b(b, {vb[0], vb[VS]});
+          M::mma(o[dt], a, b);
         }
       }
     }
   }
 
-  // Epilogue: O / l as 16-byte stores of each lane's column pair, LSE (natural log) by lane
-  // t == 0. Rows past the sequence get O = 0 and LSE = -inf (padded batches); rows past the
+  // Epilogue: O / l as one store of each lane's column pair (16 or 8 bytes), LSE (natural log) by
+  // lane t == 0. Rows past the sequence get O = 0 and LSE = -inf (padded batches); rows past the
   // tensor are not touched.
-  double* out = static_cast<double*>(p.out) + bi.off.o;
+  using Pair = std::conditional_t<C::F64, double2, float2>;
+  T* out = static_cast<T*>(p.out) + bi.off.o;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const double l = quad_sum(row_sum[h]);
+    const T l = quad_sum(row_sum[h]);
     const int i = m0 + warp_row0 + g + 8 * h;
     if (i >= bi.rows_out)
       continue;
     const bool valid = i < q_len && !row_is_empty(l);
-    const double f = valid ? 1.0 / l : 0.0;
-    double* row = out + i * p.o_row_stride + 2 * t;
+    const T f = valid ? T(1) / l : T(0);
+    T* row = out + i * p.o_row_stride + 2 * t;
 #pragma unroll
     for (int dt = 0; dt < DT; ++dt)
-      *reinterpret_cast<double2*>(row + dt * 8) =
-          make_double2(o[dt][2 * h] * f, o[dt][2 * h + 1] * f);
+      *reinterpret_cast<Pair*>(row + dt * 8) = Pair{o[dt][2 * h] * f, o[dt][2 * h + 1] * f};
     if (p.lse != nullptr && t == 0)
       p.lse[bi.off.lse + i * p.lse_row_stride] =
-          valid ? static_cast<float>((row_max[h] * mult + log2(l)) * 0.6931471805599453094)
+          valid ? static_cast<float>((double(row_max[h] * mult) + log2(double(l))) *
+                                     0.6931471805599453094)
                 : -INFINITY;
   }
 }

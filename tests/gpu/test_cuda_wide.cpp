@@ -1,0 +1,180 @@
+// The cuda backend's f32 and f64 forward (sm80's kernel for them, cuda/sm80/wide_fwd_kernel.cuh:
+// 3xTF32 and f64 tensor-core products) on a real GPU against the fp64 reference, every runtime
+// option it serves (tolerances: BRIEF.md's rule with same-precision baselines,
+// gpu/device_check.hpp), and what it refuses.
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/dispatch_fixture.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "gpu/device_check.hpp"
+#include "gpu/device_forward.hpp"
+
+using namespace kattn;
+using namespace kattn::test;
+
+namespace {
+
+const BackendImpl& cuda_backend() {
+  static const std::unique_ptr<BackendImpl> b = cuda::make_cuda_backend();
+  return *b;
+}
+
+constexpr DType wide_types[] = {DType::f32, DType::f64};
+
+Spec wide_spec(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N,
+               std::int64_t K, std::int64_t H) {
+  Spec s = spec_of(B, T, S, N, K, H, H, t);
+  s.seed = static_cast<std::uint64_t>(T * 131 + S * 7 + H + N) + 6400;
+  return s;
+}
+
+// The kernel the backend names: f32 with its precision mode.
+std::string kernel(DType t, std::int64_t H) {
+  return std::string("sm80_fwd_") + (t == DType::f32 ? "f32_3xtf32" : "f64") + "_h" +
+         std::to_string(H);
+}
+
+// The 3xTF32 products' extra error, for inputs with outliers. A split product carries up to
+// 2^-21 |q||k| (wide_math.cuh) against fp32's 2^-24: on N(0,1) inputs the kernel's error stays
+// within the same-precision rule (2x naive's fp32 error plus the floor; H200: at most 0.79x of it),
+// but with outliers (scale 0.3) the products' error dominates: 1.9-2.1x naive's error, 0.92x
+// and 1.04x the rule at H = 64 and 128. Bound: a score moves by at most
+// 2^-21 scale sum_h max|q_h| max|k_h|, which moves an output row by at most twice that times
+// max|v|.
+double split_bound(const Spec& spec) {
+  Attn a(spec);
+  const std::vector<double> q = read_logical(a.q.view), k = read_logical(a.k.view),
+                            v = read_logical(a.v.view);
+  const std::size_t H = static_cast<std::size_t>(spec.H);
+  std::vector<double> mq(H, 0.0), mk(H, 0.0);
+  for (std::size_t i = 0; i < q.size(); ++i)
+    mq[i % H] = std::max(mq[i % H], std::abs(q[i]));
+  for (std::size_t i = 0; i < k.size(); ++i)
+    mk[i % H] = std::max(mk[i % H], std::abs(k[i]));
+  double dot = 0.0;
+  for (std::size_t h = 0; h < H; ++h)
+    dot += mq[h] * mk[h];
+  const double scale = spec.opt.scale ? *spec.opt.scale : 1.0 / std::sqrt(double(spec.H));
+  return 2 * std::ldexp(scale * dot, -21) * max_abs(v);
+}
+
+// The backend's reason for refusing spec (outputs on the device, as a user's would be).
+std::string refusal(const Spec& spec) {
+  Attn a(spec);
+  DeviceForward dev(a);
+  ExecContext x;
+  x.device = Device::cuda;
+  const Support s = cuda_backend().supports(dev.problem, validate(dev.problem), x);
+  CHECK_FALSE(s.ok);
+  return s.reason;
+}
+
+} // namespace
+
+TEST_CASE("cuda/wide: f32 and f64, head dims 64 and 128, tails, T = 1, GQA and MQA, LSE") {
+  for (DType t : wide_types)
+    for (std::int64_t H : {64, 128}) {
+      INFO(to_string(t), " H=", H);
+      // 130 x 200: a partial 128-row block and a partial key tile; GQA 4/2.
+      CHECK(check_on_device(cuda_backend(), wide_spec(t, 2, 130, 200, 4, 2, H)) == kernel(t, H));
+      // MQA, T = 1
+      CHECK(check_on_device(cuda_backend(), wide_spec(t, 1, 1, 300, 4, 1, H)) == kernel(t, H));
+      CHECK(check_on_device(cuda_backend(), wide_spec(t, 1, 161, 129, 2, 2, H)) == kernel(t, H));
+      Spec nolse = wide_spec(t, 1, 70, 33, 2, 1, H);
+      nolse.lse = false;
+      CHECK(check_on_device(cuda_backend(), nolse) == kernel(t, H));
+    }
+}
+
+TEST_CASE("cuda/wide: causal in both alignments, windows, fully masked rows") {
+  for (DType t : wide_types) {
+    for (std::int64_t H : {64, 128})
+      for (auto [T, S] : {std::pair{130, 130}, std::pair{40, 150}, std::pair{150, 40}})
+        for (Alignment a : {Alignment::top_left, Alignment::bottom_right}) {
+          Spec s = wide_spec(t, 1, T, S, 2, 1, H);
+          s.opt.causal = true;
+          s.opt.alignment = a;
+          INFO(to_string(t), " H=", H, " T=", T, " S=", S);
+          CHECK(check_on_device(cuda_backend(), s) == kernel(t, H));
+        }
+    Spec w = wide_spec(t, 1, 200, 230, 2, 1, 128);
+    w.opt.window_left = 50;
+    w.opt.window_right = 7;
+    w.opt.alignment = Alignment::bottom_right;
+    CHECK(check_on_device(cuda_backend(), w) == kernel(t, 128));
+    Spec band = wide_spec(t, 1, 150, 150, 2, 2, 64); // rows whose window misses every key
+    band.opt.window_left = 3;
+    band.opt.window_right = -1;
+    band.q_lens = {150};
+    band.k_lens = {20};
+    CHECK(check_on_device(cuda_backend(), band) == kernel(t, 64));
+  }
+}
+
+TEST_CASE("cuda/wide: softcap, an explicit scale, outliers") {
+  for (DType t : wide_types)
+    for (std::int64_t H : {64, 128}) {
+      INFO(to_string(t), " H=", H);
+      Spec s = wide_spec(t, 2, 70, 90, 4, 2, H);
+      s.opt.softcap = 5.0;
+      s.opt.causal = true;
+      CHECK(check_on_device(cuda_backend(), s) == kernel(t, H));
+      Spec sc = wide_spec(t, 1, 80, 80, 2, 1, H);
+      sc.opt.scale = 0.3;
+      sc.outliers = true;
+      const double extra = t == DType::f32 ? split_bound(sc) : 0.0;
+      INFO("3xTF32 bound ", extra);
+      CHECK(check_on_device(cuda_backend(), sc, extra) == kernel(t, H));
+    }
+}
+
+TEST_CASE("cuda/wide: padded and packed varlen with empty sequences") {
+  for (DType t : wide_types) {
+    Spec pad = wide_spec(t, 3, 100, 140, 2, 1, 64);
+    pad.q_lens = {100, 37, 0};
+    pad.k_lens = {140, 0, 65};
+    CHECK(check_on_device(cuda_backend(), pad) == kernel(t, 64));
+    Spec pk = wide_spec(t, 0, 0, 0, 2, 2, 128);
+    pk.packed = true;
+    pk.q_lens = {5, 0, 130, 64};
+    pk.k_lens = {80, 3, 129, 0};
+    CHECK(check_on_device(cuda_backend(), pk) == kernel(t, 128));
+  }
+}
+
+TEST_CASE("cuda/wide: refusals name what is missing") {
+  for (DType t : wide_types)
+    CHECK(refusal(wide_spec(t, 1, 16, 24, 2, 1, 256)).find("f32 and f64: {64, 128}") !=
+          std::string::npos);
+  EnvGuard sm90("KOKKOSATTN_CUDA_KERNEL", "sm90");
+  const std::string why = refusal(wide_spec(DType::f64, 1, 16, 24, 2, 1, 64));
+  INFO(why);
+  CHECK((why.find("expected bf16 or f16 (sm90 kernels), got f64") != std::string::npos ||
+         why.find("compute capability") != std::string::npos));
+}
+
+TEST_CASE("cuda/wide: the f64 backward is refused by name (portable serves it)") {
+  Attn a(wide_spec(DType::f64, 1, 16, 24, 2, 1, 64));
+  DeviceCopy q(a.q.view), k(a.k.view), v(a.v.view), out(a.out.view), lse(a.lse.view()),
+      dout(a.dout.view), dq(a.dq.view), dk(a.dk.view), dv(a.dv.view);
+  BackwardProblem b = a.backward_problem(false);
+  b.forward.q = q.view(), b.forward.k = k.view(), b.forward.v = v.view();
+  b.forward.out = out.view();
+  b.forward.extras.lse = lse.view();
+  b.dout = dout.view(), b.dq = dq.view(), b.dk = dk.view(), b.dv = dv.view();
+  ExecContext x;
+  x.device = Device::cuda;
+  const Support s = cuda_backend().supports(b, validate(b), x);
+  INFO(s.reason);
+  CHECK_FALSE(s.ok);
+  CHECK(s.reason.find("backward), got f64") != std::string::npos);
+}
