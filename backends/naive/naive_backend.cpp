@@ -23,7 +23,9 @@ std::string products_description(Products products) {
   if (products == Products::loops)
     return have_kokkos_kernels ? "products as hand-written loops (forced)"
                                : "products as hand-written loops (built without Kokkos Kernels)";
-  return "products as Kokkos Kernels GEMMs (KokkosBlas::gemm, " + kokkos_kernels_tpls() + ")";
+  return "products as Kokkos Kernels GEMMs (" + kokkos_kernels_tpls() +
+         "; one strided batch per product on Kokkos::Cuda with cuBLAS, else KokkosBlas::gemm per "
+         "(batch, KV head))";
 }
 
 class NaiveBackend final : public BackendImpl {

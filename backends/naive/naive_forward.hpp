@@ -9,15 +9,17 @@
 namespace kattn::naive {
 
 // How the two products (S = Q K^T and O = P V) run: the codelab's unfused attention as vendor
-// GEMMs through Kokkos Kernels (KokkosBlas::gemm, its BLAS / cuBLAS / rocBLAS TPL where it has
-// one), or hand-written Kokkos loops, the fallback of a build without Kokkos Kernels.
+// GEMMs (naive_batched_gemm.hpp: cuBLAS strided batches on Kokkos::Cuda, else KokkosBlas::gemm
+// on its BLAS / rocBLAS TPL), or hand-written Kokkos loops, the fallback of a build without
+// Kokkos Kernels.
 enum class Products { loops, gemm };
 
 inline constexpr bool have_kokkos_kernels = KOKKOSATTN_HAS_KOKKOSKERNELS;
 
 // Enqueues the kernels on `exec`; p must be validated (d its Dims) and supported by the naive
-// backend, every tensor accessible from ExecSpace. Waits on `exec` only to release its
-// temporaries (the score matrix). Products::gemm throws Unsupported without Kokkos Kernels.
+// backend, every tensor accessible from ExecSpace. Waits on `exec` only to release its working
+// memory (naive_scratch.hpp: kept between calls up to 256 MiB per memory space, one call at a
+// time per process). Products::gemm throws Unsupported without Kokkos Kernels.
 template <class ExecSpace>
 void forward_on(const ExecSpace& exec, const ForwardProblem& p, const Dims& d, Products products);
 

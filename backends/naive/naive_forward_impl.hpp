@@ -3,14 +3,19 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <exception>
+#include <optional>
 #include <string>
 
 #include "kokkos_common/kokkos_scalar.hpp"
+#include "kokkosattn/detail/checked_size.hpp"
 #include "kokkosattn/errors.hpp"
 #include "naive/naive_forward.hpp"
 #include "naive/naive_params.hpp"
+#include "naive/naive_scratch.hpp"
+#include "naive/naive_softmax.hpp"
 #if KOKKOSATTN_HAS_KOKKOSKERNELS
 #include "naive/naive_gemm.hpp"
 #endif
@@ -18,14 +23,54 @@
 namespace kattn::naive {
 namespace detail {
 
+// Where the parts of the working memory lie (bytes from its start): the scores first, then the
+// packed q and k heads (first, second), whose room the packed v and out heads take once the
+// scores are computed. The loop path needs the scores alone.
+struct ScratchLayout {
+  std::size_t first = 0, second = 0, bytes = 0;
+};
+
+template <class Acc>
+ScratchLayout scratch_layout(const Params& a, Products products) {
+  const Index K = a.N / a.group;
+  const std::int64_t elem = sizeof(Acc);
+  // Element counts, checked (support() bounds the scores alone): a wrapped size would lease
+  // too little. The quarter leaves room for the alignment padding and the sums below.
+  const std::int64_t limit = PTRDIFF_MAX / 4;
+  const auto count = [&](std::int64_t x, std::int64_t y, std::int64_t z, std::int64_t w) {
+    const std::optional<std::int64_t> n = checked_product({x, y, z, w, elem});
+    if (!n || *n > limit)
+      throw BackendFailure("naive: working memory past " + std::to_string(limit) + " bytes ([" +
+                           std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) +
+                           ", " + std::to_string(w) + "] of " + std::to_string(elem) +
+                           "-byte elements)");
+    return static_cast<std::size_t>(*n / elem);
+  };
+  const auto e = static_cast<std::size_t>(elem);
+  ScratchLayout l;
+  l.first = aligned_bytes(count(a.B, a.N, a.T, a.S), e);
+  l.bytes = l.first;
+  if (products == Products::gemm) {
+    const std::size_t q_heads = aligned_bytes(count(a.B, a.N, a.T, a.H), e);
+    const std::size_t v_heads = aligned_bytes(count(a.B, K, a.S, a.Hv), e);
+    l.second = l.first + std::max(q_heads, v_heads);
+    l.bytes = l.second + std::max(aligned_bytes(count(a.B, K, a.S, a.H), e),
+                                  aligned_bytes(count(a.B, a.N, a.T, a.Hv), e));
+  }
+  return l;
+}
+
 template <class ExecSpace, class T>
 void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d,
                    Products products) {
   using Traits = KokkosAttn::Impl::scalar_traits<T>;
   using Acc = typename Traits::acc;
   using Mem = typename ExecSpace::memory_space;
-  using Policy3 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>, Kokkos::IndexType<Index>>;
-  using Policy4 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
+  // Keys innermost: neighbouring threads write neighbouring scores.
+  using Policy4 =
+      Kokkos::MDRangePolicy<ExecSpace,
+                            Kokkos::Rank<4, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                            Kokkos::IndexType<Index>>;
 
   const auto q = wrap4<const T, Mem>(p.q);
   const auto k = wrap4<const T, Mem>(p.k);
@@ -46,35 +91,32 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   a.lens_k = side(p.extras.seqlens_k);
   a.lse = side(p.extras.lse);
 
+  const ScratchLayout layout = scratch_layout<Acc>(a, products);
+  // The kernels below are enqueued on exec and use the lease's memory; its destructor waits for
+  // them (on this instance only, not a global fence).
+  const ScratchLease<ExecSpace> scratch(exec, layout.bytes);
   // The materialised score matrix: the whole point (and cost) of this backend.
-  Kokkos::View<Acc****, Kokkos::LayoutRight, Mem> scores;
-  try {
-    scores = decltype(scores)(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "KokkosAttn::naive::scores"), d.B,
-        d.N, d.T, d.S);
-  } catch (const std::exception& e) {
-    throw BackendFailure("naive: could not allocate the [B, N, T, S] = [" + std::to_string(d.B) +
-                         ", " + std::to_string(d.N) + ", " + std::to_string(d.T) + ", " +
-                         std::to_string(d.S) + "] score matrix (" +
-                         std::to_string(d.B * d.N * d.T * d.S * static_cast<Index>(sizeof(Acc))) +
-                         " bytes): " + e.what());
-  }
+  const ScoreRows<Acc, Mem> scores(scratch.template at<Acc>(0), a.B * a.N * a.T, a.S);
 
   const Acc neg_inf = -Kokkos::Experimental::infinity_v<Acc>;
   const Index q_hs = static_cast<Index>(q.stride(3)), k_hs = static_cast<Index>(k.stride(3));
 
-  // 1. scores = mask(softcap(scale * q.k) + bias + alibi), -inf where not visible.
+  // 1. scores = mask(softcap(scale * q.k) + bias + alibi), -inf where not visible (the GEMM
+  // path leaves scale * q.k and the softmax applies the rule).
   if (products == Products::gemm) {
 #if KOKKOSATTN_HAS_KOKKOSKERNELS
-    gemm_scores<Traits>(exec, q, k, a, scores);
+    gemm_scores<Traits>(exec, q, k, a, scratch.template at<Acc>(layout.first),
+                        scratch.template at<Acc>(layout.second), scores.data());
+    softmax_rows<true>(exec, a, scores);
 #endif
   } else {
     Kokkos::parallel_for(
         "KokkosAttn::naive::scores", Policy4(exec, {0, 0, 0, 0}, {a.B, a.N, a.T, a.S}),
         KOKKOS_LAMBDA(const Index b, const Index n, const Index i, const Index j) {
+          Acc& s = scores((b * a.N + n) * a.T + i, j);
           const MaskRule rule = rule_of(a, b);
           if (!sees(a, rule, b, n, i, j)) {
-            scores(b, n, i, j) = neg_inf;
+            s = neg_inf;
             return;
           }
           const Index kh = n / a.group;
@@ -90,50 +132,19 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
             for (Index h = 0; h < a.H; ++h)
               dot += Traits::load(qrow[h * q_hs]) * Traits::load(krow[h * k_hs]);
           }
-          scores(b, n, i, j) = score_of<Acc>(a, rule, b, n, i, j, static_cast<Acc>(a.scale) * dot);
+          s = score_of<Acc>(a, rule, b, n, i, j, static_cast<Acc>(a.scale) * dot);
         });
+    softmax_rows<false>(exec, a, scores);
   }
 
-  // 2. Row softmax in place; LSE (natural log). Rows without a finite score: all zero, -inf.
-  // The max keeps a NaN score (Kokkos::max would skip it), so such a row, like one with a +inf
-  // score, comes out NaN (docs/semantics.md non_finite) rather than as an empty row.
-  Kokkos::parallel_for(
-      "KokkosAttn::naive::softmax", Policy3(exec, {0, 0, 0}, {a.B, a.N, a.T}),
-      KOKKOS_LAMBDA(const Index b, const Index n, const Index i) {
-        Acc m = neg_inf;
-        for (Index j = 0; j < a.S; ++j) {
-          const Acc x = scores(b, n, i, j);
-          m = (x > m || Kokkos::isnan(x)) ? x : m; // NaN sticks: nothing compares above it
-        }
-        float* lse = static_cast<float*>(a.lse.data);
-        const Index lse_at =
-            lse ? b * a.lse.stride[0] + n * a.lse.stride[1] + i * a.lse.stride[2] : 0;
-        if (m == neg_inf) {
-          for (Index j = 0; j < a.S; ++j)
-            scores(b, n, i, j) = 0;
-          if (lse)
-            lse[lse_at] = -Kokkos::Experimental::infinity_v<float>;
-          return;
-        }
-        Acc sum = 0;
-        for (Index j = 0; j < a.S; ++j) {
-          const Acc e = Kokkos::exp(scores(b, n, i, j) - m);
-          scores(b, n, i, j) = e;
-          sum += e;
-        }
-        const Acc inv = Acc(1) / sum;
-        for (Index j = 0; j < a.S; ++j)
-          scores(b, n, i, j) *= inv;
-        if (lse)
-          lse[lse_at] = static_cast<float>(m + Kokkos::log(sum));
-      });
-
+  // 2. out = P . V.
   if (products == Products::gemm) {
 #if KOKKOSATTN_HAS_KOKKOSKERNELS
-    gemm_out<Traits>(exec, scores, v, out, a);
+    gemm_out<Traits>(exec, scores.data(), v, out, a, scratch.template at<Acc>(layout.first),
+                     scratch.template at<Acc>(layout.second));
 #endif
   } else {
-    // 3. out = P . V, one team per (b, n, i) row (query head n reads KV head n / group). The row
+    // One team per (b, n, i) row (query head n reads KV head n / group). The row
     // accumulates in scratch with keys outermost so that v rows are read contiguously. Zero
     // weights are skipped so that masked keys never reach the output, whatever v holds there
     // (padding may be garbage).
@@ -152,7 +163,7 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, a.Hv),
                                [&](const Index c) { acc(c) = 0; });
           for (Index j = 0; j < a.S; ++j) {
-            const Acc w = scores(b, n, i, j);
+            const Acc w = scores(row, j);
             if (w == 0)
               continue;
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, a.Hv), [&](const Index c) {
@@ -163,9 +174,6 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
                                [&](const Index c) { out(b, i, n, c) = Traits::store(acc(c)); });
         });
   }
-
-  // The score matrix is ours: wait for this instance (not a global fence) before releasing it.
-  exec.fence("KokkosAttn::naive: release the score matrix");
 }
 
 } // namespace detail

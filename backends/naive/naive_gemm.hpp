@@ -1,104 +1,68 @@
-// The naive forward's two products as Kokkos Kernels GEMMs (the codelab's einsum steps):
-// S_bn = scale * Q_bn K_bk^T and O_bn = P_bn V_bk for every batch b and query head n (KV head
-// k = n / group), each a KokkosBlas::gemm on `exec`, which hands it to the build's BLAS TPL
-// (OpenBLAS, cuBLAS, rocBLAS) where Kokkos Kernels has one for the View types, else to its own
-// kernel. The operands are first packed head-major in the accumulation type ([B, heads, L, D],
-// dense row-major): the form the TPLs take (a [B, L, heads, D] slice is strided), and the
-// widening of 16-bit inputs happens there once. Packing also zeroes the keys past a padded
-// batch's length, so that whatever the caller's padding holds never meets a zero weight.
+// The naive forward's two products as Kokkos Kernels GEMMs (the codelab's einsum steps), one
+// strided batch each over (batch, KV head):
+//   scores[b, kh] = scale * Q[b, kh] K[b, kh]^T,  Q[b, kh] the group * T rows of the query heads
+//                   that read KV head kh (heads n = kh * group + g are adjacent once packed, so
+//                   GQA/MQA needs no copy of K)
+//   out[b, kh]    = P[b, kh] V[b, kh]
+// (naive_batched_gemm.hpp: cuBLAS strided batches on Kokkos::Cuda, else KokkosBlas::gemm). The
+// operands are first packed head-major in the accumulation type ([B, heads, L, D], dense
+// row-major), the form a BLAS takes (a [B, L, heads, D] slice is strided); the widening of 16-bit
+// inputs happens there once. Packing zeroes the keys and values past a padded batch's length, so
+// whatever the caller's padding holds never meets a zero weight. The score rule is applied by the
+// softmax's first pass (naive_softmax.hpp).
 #pragma once
 
-#include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
-#include <exception>
-#include <string>
-
-#include "kokkosattn/errors.hpp"
+#include "naive/naive_batched_gemm.hpp"
 #include "naive/naive_params.hpp"
 
 namespace kattn::naive::detail {
 
-template <class Acc, class Mem>
-using Dense4 = Kokkos::View<Acc****, Kokkos::LayoutRight, Mem>;
-
-template <class Acc, class ExecSpace>
-Dense4<Acc, typename ExecSpace::memory_space>
-allocate_dense(const ExecSpace& exec, const char* label, Index e0, Index e1, Index e2, Index e3) {
-  try {
-    return Dense4<Acc, typename ExecSpace::memory_space>(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), e0, e1, e2, e3);
-  } catch (const std::exception& e) {
-    throw BackendFailure(std::string("naive: could not allocate ") + label + ": " + e.what());
-  }
-}
-
-// x [B, L, heads, D] -> [B, heads, L, D] in Acc. Keys (lengths from a.lens_k) past their
-// sequence's length become 0.
+// x [B, L, heads, D] -> dst [B, heads, L, D] in Acc, one thread per destination element
+// (coalesced writes; reads are coalesced too where D is x's unit-stride dim). With `keys`, rows
+// past batch b's key length (a.lens_k) become 0.
 template <class Traits, class Acc, class ExecSpace, class T, class Mem>
-Dense4<Acc, Mem> head_major(const ExecSpace& exec, const char* label,
-                            const Strided4<const T, Mem>& x, const Params& a, bool keys) {
-  using Policy4 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
+void pack_heads(const ExecSpace& exec, const char* label, const Strided4<const T, Mem>& x,
+                const Params& a, bool keys, Acc* dst) {
   const Index B = static_cast<Index>(x.extent(0)), L = static_cast<Index>(x.extent(1));
   const Index heads = static_cast<Index>(x.extent(2)), D = static_cast<Index>(x.extent(3));
-  Dense4<Acc, Mem> r = allocate_dense<Acc>(exec, label, B, heads, L, D);
   Kokkos::parallel_for(
-      label, Policy4(exec, {0, 0, 0, 0}, {B, L, heads, D}),
-      KOKKOS_LAMBDA(const Index b, const Index t, const Index h, const Index c) {
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, B * heads * L * D),
+      KOKKOS_LAMBDA(const Index e) {
+        const Index c = e % D, t = (e / D) % L, h = (e / (D * L)) % heads, b = e / (D * L * heads);
         const Index len = keys ? length_of(a.lens_k, b, L) : L;
-        r(b, h, t, c) = t < len ? static_cast<Acc>(Traits::load(x(b, t, h, c))) : Acc(0);
+        dst[e] = t < len ? static_cast<Acc>(Traits::load(x(b, t, h, c))) : Acc(0);
       });
-  return r;
 }
 
-// scores(b, n, i, j) = the score rule on scale * q.k where query i sees key j, -inf elsewhere.
+// scores [B, N, T, S] = scale * q.k for every (b, n, i, j); qh, kh: room for the packed heads.
 template <class Traits, class ExecSpace, class T, class Mem, class Acc>
 void gemm_scores(const ExecSpace& exec, const Strided4<const T, Mem>& q,
-                 const Strided4<const T, Mem>& k, const Params& a, const Dense4<Acc, Mem>& scores) {
-  using Policy4 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
-  const Dense4<Acc, Mem> qh =
-      head_major<Traits, Acc>(exec, "KokkosAttn::naive::q_heads", q, a, false);
-  const Dense4<Acc, Mem> kh =
-      head_major<Traits, Acc>(exec, "KokkosAttn::naive::k_heads", k, a, true);
-  const auto all = Kokkos::ALL;
-  for (Index b = 0; b < a.B; ++b)
-    for (Index n = 0; n < a.N; ++n)
-      KokkosBlas::gemm(exec, "N", "T", static_cast<Acc>(a.scale),
-                       Kokkos::subview(qh, b, n, all, all),
-                       Kokkos::subview(kh, b, n / a.group, all, all), Acc(0),
-                       Kokkos::subview(scores, b, n, all, all));
-  const Acc neg_inf = -Kokkos::Experimental::infinity_v<Acc>;
-  Kokkos::parallel_for(
-      "KokkosAttn::naive::score_rule", Policy4(exec, {0, 0, 0, 0}, {a.B, a.N, a.T, a.S}),
-      KOKKOS_LAMBDA(const Index b, const Index n, const Index i, const Index j) {
-        const MaskRule rule = rule_of(a, b);
-        Acc& s = scores(b, n, i, j);
-        s = sees(a, rule, b, n, i, j) ? score_of<Acc>(a, rule, b, n, i, j, s) : neg_inf;
-      });
-  exec.fence("KokkosAttn::naive: release the packed q and k");
+                 const Strided4<const T, Mem>& k, const Params& a, Acc* qh, Acc* kh, Acc* scores) {
+  pack_heads<Traits>(exec, "KokkosAttn::naive::q_heads", q, a, false, qh);
+  pack_heads<Traits>(exec, "KokkosAttn::naive::k_heads", k, a, true, kh);
+  const Index rows = a.group * a.T; // query rows per KV head
+  batched_gemm(exec, SecondOp::transposed, a.B * (a.N / a.group), rows, a.S, a.H,
+               static_cast<Acc>(a.scale), qh, rows * a.H, kh, a.S * a.H, scores, rows * a.S);
 }
 
 // out(b, i, n, :) = P_bn(i, :) V_bk: the probabilities in `probs` times the packed v.
 template <class Traits, class ExecSpace, class T, class Mem, class Acc>
-void gemm_out(const ExecSpace& exec, const Dense4<Acc, Mem>& probs, const Strided4<const T, Mem>& v,
-              const Strided4<T, Mem>& out, const Params& a) {
-  using Policy4 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
-  const Dense4<Acc, Mem> vh =
-      head_major<Traits, Acc>(exec, "KokkosAttn::naive::v_heads", v, a, true);
-  const Dense4<Acc, Mem> oh =
-      allocate_dense<Acc>(exec, "KokkosAttn::naive::out_heads", a.B, a.N, a.T, a.Hv);
-  const auto all = Kokkos::ALL;
-  for (Index b = 0; b < a.B; ++b)
-    for (Index n = 0; n < a.N; ++n)
-      KokkosBlas::gemm(exec, "N", "N", Acc(1), Kokkos::subview(probs, b, n, all, all),
-                       Kokkos::subview(vh, b, n / a.group, all, all), Acc(0),
-                       Kokkos::subview(oh, b, n, all, all));
+void gemm_out(const ExecSpace& exec, const Acc* probs, const Strided4<const T, Mem>& v,
+              const Strided4<T, Mem>& out, const Params& a, Acc* vh, Acc* oh) {
+  pack_heads<Traits>(exec, "KokkosAttn::naive::v_heads", v, a, true, vh);
+  const Index rows = a.group * a.T;
+  batched_gemm(exec, SecondOp::plain, a.B * (a.N / a.group), rows, a.Hv, a.S, Acc(1), probs,
+               rows * a.S, vh, a.S * a.Hv, oh, rows * a.Hv);
+  const Index N = a.N, TT = a.T, Hv = a.Hv;
   Kokkos::parallel_for(
-      "KokkosAttn::naive::store_out", Policy4(exec, {0, 0, 0, 0}, {a.B, a.T, a.N, a.Hv}),
-      KOKKOS_LAMBDA(const Index b, const Index i, const Index n, const Index c) {
-        out(b, i, n, c) = Traits::store(oh(b, n, i, c));
+      "KokkosAttn::naive::store_out",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, a.B * TT * N * Hv),
+      KOKKOS_LAMBDA(const Index e) {
+        const Index c = e % Hv, n = (e / Hv) % N, i = (e / (Hv * N)) % TT, b = e / (Hv * N * TT);
+        out(b, i, n, c) = Traits::store(oh[((b * N + n) * TT + i) * Hv + c]);
       });
-  exec.fence("KokkosAttn::naive: release the packed v and out");
 }
 
 } // namespace kattn::naive::detail
