@@ -10,7 +10,8 @@ GPU peers (--family torch | jax; run them in separate processes: JAX reserves GP
   jax-xla, jax-cudnn                                     jax.nn.dot_product_attention with that
                                                           implementation.
 Shapes: "fa" (16k tokens, hidden 2048, H 64/128, T 512..16k, causal or not), "codelab"
-(B4 T128 N8 H64), each forward ("fwd") and forward+backward ("fwd+bwd", gradients of q, k, v
+(B4 T128 N8 H64), "seq" and "batch" (the codelab demo's sweeps: B4 N8 H64 T 64..2048; T256
+B 1..16; not causal), each forward ("fwd") and forward+backward ("fwd+bwd", gradients of q, k, v
 from a given dout), bf16 unless --dtype says f16/f32/f64; "overhead": the codelab shape, many back-to-back calls timed on the
 host, divided by their count. Inputs are made [B, T, N, H] (our layout) and handed to torch as
 the [B, N, T, H] view, so both sides read the same memory layout; several input sets rotate so
@@ -50,14 +51,20 @@ def row(exp, impl, b, t, n, h, causal, pas, dtype="bf16"):
             "peak_bytes": None, "error": None}
 
 
-def gpu_shapes(ts, hs=(64, 128, 256)):
+def gpu_shapes(ts, hs=(64, 128, 256), exps=("fa", "codelab")):
+    """(exp, B, T, N, H, causal) rows; the same shapes as kokkosattn_bench_gpu's --exp."""
     shapes = []
     for h in hs:
         for t in ts:
             for causal in (False, True):
                 shapes.append(("fa", 16384 // t, t, 2048 // h, h, causal))
-    for causal in (False, True):
-        shapes.append(("codelab", 4, 128, 8, 64, causal))
+    if "codelab" in exps:
+        for causal in (False, True):
+            shapes.append(("codelab", 4, 128, 8, 64, causal))
+    if "seq" in exps:  # the codelab demo's sweeps (examples/codelab/config.cpp)
+        shapes += [("seq", 4, t, 8, 64, False) for t in (64, 128, 256, 512, 1024, 2048)]
+    if "batch" in exps:
+        shapes += [("batch", b, 256, 8, 64, False) for b in (1, 2, 4, 8, 16)]
     return shapes
 
 
@@ -141,8 +148,8 @@ def run_torch(args, rows, env):
     for impl in args.impls:
         if impl not in backends:
             continue
-        for exp, b, t, n, h, causal in gpu_shapes(args.t, args.h):
-            for bwd in (False, True):
+        for exp, b, t, n, h, causal in gpu_shapes(args.t, args.h, args.exps):
+            for bwd in args.bwds:
                 r = row(exp, impl, b, t, n, h, causal, "fwd+bwd" if bwd else "fwd", args.dtype)
                 rows.append(r)
                 if budget.left() <= 0:
@@ -238,10 +245,10 @@ def run_jax(args, rows, env):
         return statistics.median(per)
 
     work = []
-    for bwd in (False, True):  # every forward first: the budget favours breadth
+    for bwd in args.bwds:  # every forward first: the budget favours breadth
         for impl in args.impls:
             if impl in JAX_IMPLS:
-                for shape in gpu_shapes(args.t, args.h):
+                for shape in gpu_shapes(args.t, args.h, args.exps):
                     work.append((impl, shape, bwd))
     for impl, (exp, b, t, n, h, causal), bwd in work:
         r = row(exp, impl, b, t, n, h, causal, "fwd+bwd" if bwd else "fwd", args.dtype)
@@ -324,6 +331,8 @@ def main():
     ap.add_argument("--dtype", choices=tuple(DTYPE_BYTES), default="bf16")
     ap.add_argument("--t", default=",".join(map(str, FA_T)), help="fa sweep sequence lengths")
     ap.add_argument("--h", default="64,128,256", help="fa sweep head dims")
+    ap.add_argument("--pass", dest="passes", default="fwd,fwd+bwd",
+                    help="passes to time (fa, codelab, seq, batch): fwd and/or fwd+bwd")
     ap.add_argument("--out", required=True)
     ap.add_argument("--run-id", default=None)
     ap.add_argument("--warmup", type=int, default=5)
@@ -339,6 +348,7 @@ def main():
         return
     args.impls = args.impls.split(",")
     args.exps = args.exps.split(",")
+    args.bwds = [p == "fwd+bwd" for p in ("fwd", "fwd+bwd") if p in args.passes.split(",")]
     args.t = [int(x) for x in args.t.split(",")]
     args.h = [int(x) for x in args.h.split(",")]
     if "fa" not in args.exps:

@@ -5,6 +5,8 @@
 //            H in {64, 128, 256} (--h), T in 512..16k (--t), causal or not, forward and
 //            forward+backward;
 //   codelab  B=4 T=128 N=8 H=64, the same four passes;
+//   seq      the codelab demo's sequence sweep: B=4 N=8 H=64, T=S in 64..2048, not causal;
+//   batch    its batch sweep: T=S=256 N=8 H=64, B in 1..16, not causal;
 //   overhead the codelab shape, `--overhead-calls` back-to-back calls timed on the host (sync
 //            only at the end) divided by the count: per-call cost when the GPU is not the limit.
 // GPU times: CUDA events around each call, median of --repeats after --warmup calls (the
@@ -115,7 +117,8 @@ Args parse(int argc, char** argv) {
     } else if (k == "--deterministic") {
       a.deterministic = true;
     } else if (k == "--help" || k == "-h") {
-      std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,overhead] [--out "
+      std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,seq,batch,overhead] "
+                   "[--out "
                    "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
                    "512,1024,...] [--h 64,128,256] [--deterministic] [--dtype bf16|f16|f32|f64] "
                    "[--pass fwd,fwd+bwd]\n";
@@ -389,6 +392,13 @@ int main(int argc, char** argv) {
   if (has(a.exps, "codelab"))
     for (bool causal : {false, true})
       shapes.push_back({"codelab", Shape{4, 128, 128, 8, 8, 64, causal, a.deterministic, a.dtype}});
+  // The codelab demo's two sweeps at its shape (examples/codelab/config.cpp defaults).
+  if (has(a.exps, "seq"))
+    for (std::int64_t T : {64, 128, 256, 512, 1024, 2048})
+      shapes.push_back({"seq", Shape{4, T, T, 8, 8, 64, false, a.deterministic, a.dtype}});
+  if (has(a.exps, "batch"))
+    for (std::int64_t B : {1, 2, 4, 8, 16})
+      shapes.push_back({"batch", Shape{B, 256, 256, 8, 8, 64, false, a.deterministic, a.dtype}});
   for (const auto& [exp, s] : shapes)
     for (bool bwd : {false, true}) {
       if (!has(a.passes, bwd ? "fwd+bwd" : "fwd"))
