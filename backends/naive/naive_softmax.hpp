@@ -6,6 +6,7 @@
 // With apply_rule the matrix holds scale * q.k (the GEMM path) and the first pass turns each
 // entry into its score (softcap, bias, ALiBi; -inf where the key is not visible) and writes it
 // back; without, the scores are already there (the loop path).
+// One exp per score (the second pass stores it): on a CPU the exp is what the softmax costs.
 // A NaN score makes its row NaN (docs/semantics.md non_finite): the max treats it as +inf, as a
 // +inf score is, and exp(NaN - inf) carries it into the sum. A row without a finite score is
 // empty: all zero, LSE -inf.
@@ -61,22 +62,24 @@ void softmax_rows(const ExecSpace& exec, const Params& a, const ScoreRows<Acc, M
         Acc sum = 0;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, a.S),
-            [&](const Index j, Acc& s) { s += Kokkos::exp(scores(row, j) - shift); }, sum);
+            [&](const Index j, Acc& s) {
+              const Acc e = Kokkos::exp(scores(row, j) - shift);
+              scores(row, j) = e;
+              s += e;
+            },
+            sum);
         float* lse = static_cast<float*>(a.lse.data);
         const Index lse_at =
             lse ? b * a.lse.stride[0] + n * a.lse.stride[1] + i * a.lse.stride[2] : 0;
-        if (sum == 0) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, a.S),
-                               [&](const Index j) { scores(row, j) = 0; });
+        if (sum == 0) { // every weight is already exp(-inf) = 0
           if (lse)
             Kokkos::single(Kokkos::PerThread(team),
                            [&] { lse[lse_at] = -Kokkos::Experimental::infinity_v<float>; });
           return;
         }
         const Acc inv = Acc(1) / sum;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, a.S), [&](const Index j) {
-          scores(row, j) = Kokkos::exp(scores(row, j) - shift) * inv;
-        });
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, a.S),
+                             [&](const Index j) { scores(row, j) *= inv; });
         if (lse)
           Kokkos::single(Kokkos::PerThread(team),
                          [&] { lse[lse_at] = static_cast<float>(shift + Kokkos::log(sum)); });
