@@ -19,7 +19,9 @@ that L2 never holds a call's inputs. torch: CUDA events per call, median after w
 host clock over back-to-back calls (its dispatch is asynchronous), median of 5 batches.
 f32: torch keeps its defaults (torch.backends.cuda.matmul.allow_tf32, recorded in env: off, so
 exact fp32), JAX runs with jax_default_matmul_precision "highest" (exact fp32; its default may
-use TF32 on this GPU), recorded in env.
+use TF32 on this GPU), recorded in env. --tf32 permits TF32 instead (torch's allow_tf32 for
+matmul and cuDNN, JAX precision "tensorfloat32"; rows name the impl "<impl>-tf32"), the peers
+of our options.allow_tf32.
 TFLOP/s counts 4 B N T S H, halved for causal, x3.5 for fwd+bwd.
 
 CPU peer (--device cpu): torch-cpu, fp32, B=4 N=8 H=64, T 256..4096 ("exp": "seq"), what
@@ -99,6 +101,9 @@ def run_torch(args, rows, env):
     budget = Budget(args.budget_s)
     tdtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
               "f64": torch.float64}[args.dtype]
+    if args.tf32:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     env["torch_matmul_allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
 
     def make_sets(b, t, n, h, bwd):
@@ -219,7 +224,8 @@ def run_jax(args, rows, env):
     if args.dtype == "f64":
         jax.config.update("jax_enable_x64", True)
     if args.dtype in ("f32", "f64"):
-        jax.config.update("jax_default_matmul_precision", "highest")
+        jax.config.update("jax_default_matmul_precision",
+                          "tensorfloat32" if args.tf32 else "highest")
     env["jax_default_matmul_precision"] = str(jax.config.jax_default_matmul_precision)
 
     def make_fn(impl, causal, bwd):
@@ -342,6 +348,7 @@ def main():
     ap.add_argument("--budget-s", type=float, default=1e9, help="stop starting shapes after this")
     ap.add_argument("--threads", type=int, default=1, help="--device cpu: torch threads")
     ap.add_argument("--min-time", type=float, default=0.5, help="--device cpu: seconds per shape")
+    ap.add_argument("--tf32", action="store_true", help="f32: permit TF32 products")
     args = ap.parse_args()
     if args.device == "cpu":
         run_cpu(args.threads, args.out, args.min_time)
@@ -361,6 +368,9 @@ def main():
         print(f"peers.py: {args.family} unavailable: {e}", file=sys.stderr)
     if "codelab" not in args.exps:
         rows = [r for r in rows if r["exp"] != "codelab"]
+    if args.tf32:
+        for r in rows:
+            r["impl"] += "-tf32"
     doc = {"env": env, "rows": rows}
     if args.run_id:
         doc["run_id"] = args.run_id

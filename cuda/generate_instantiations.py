@@ -3,7 +3,8 @@
 parallel and a change to one configuration rebuilds one file:
 
   cuda/sm80/inst/fwd_<dtype>_h<hd>.cu        one per dtype x head dim
-  cuda/sm80/inst/fwd_<f32|f64>_h<hd>.cu      the f32 (3xTF32) and f64 forward, WIDE_HEAD_DIMS
+  cuda/sm80/inst/fwd_<f32|f32tf32|f64>_h<hd>.cu  the f32 (3xTF32; TF32 when permitted) and f64
+                                             forward, WIDE_HEAD_DIMS
   cuda/sm80/inst/bwd_<dtype>_h<hd>.cu        the backward, one per dtype x BWD_HEAD_DIMS
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>.cu  one per dtype x tile configuration (TILES)
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>_seq.cu  sequence-major q/k/v (SEQ_MAJOR_TILES)
@@ -22,7 +23,8 @@ import textwrap
 
 DTYPES = {"bf16": "__nv_bfloat16", "f16": "__half"}
 HEAD_DIMS = (64, 128, 256)
-WIDE_DTYPES = {"f32": "float", "f64": "double"}  # sm80/wide_config.cuh: the f32/f64 forward
+# sm80/wide_config.cuh: the f32/f64 forward; name -> (element type, TF32 products)
+WIDE_DTYPES = {"f32": ("float", "false"), "f32tf32": ("float", "true"), "f64": ("double", "false")}
 WIDE_HEAD_DIMS = (64, 128)
 BWD_HEAD_DIMS = (64, 128)  # sm80/bwd_config.cuh
 SM90_BWD_HEAD_DIMS = (64, 128)  # sm90/bwd_config.cuh
@@ -54,12 +56,12 @@ def write_sm80():
                 f"// {GENERATED}: sm80 forward, {name}, head dim {hd}.\n"
                 f'#include "sm80/launch.cuh"\n\n'
                 f"KATTN_SM80_INSTANTIATE({elem}, {hd})\n")
-    for name, elem in WIDE_DTYPES.items():
+    for name, (elem, tf32) in WIDE_DTYPES.items():
         for hd in WIDE_HEAD_DIMS:
             (out / f"fwd_{name}_h{hd}.cu").write_text(
                 f"// {GENERATED}: sm80 forward, {name}, head dim {hd}.\n"
                 f'#include "sm80/wide_launch.cuh"\n\n'
-                f"KATTN_SM80_INSTANTIATE_WIDE({elem}, {hd})\n")
+                f"KATTN_SM80_INSTANTIATE_WIDE({elem}, {hd}, {tf32})\n")
     for name, elem in DTYPES.items():
         for hd in BWD_HEAD_DIMS:
             (out / f"bwd_{name}_h{hd}.cu").write_text(

@@ -66,7 +66,7 @@ module kokkosattn
   public :: kattn_problem_create, kattn_problem_destroy, kattn_set_array, kattn_set_device
   public :: kattn_set_scale, kattn_set_softcap, kattn_set_causal, kattn_set_window, &
     kattn_set_alignment, kattn_set_dropout, kattn_set_deterministic, kattn_set_backend, &
-    kattn_set_max_seqlens, kattn_set_layout_copies
+    kattn_set_max_seqlens, kattn_set_layout_copies, kattn_set_allow_tf32
   public :: kattn_forward, kattn_backward, kattn_explain, kattn_selected_backend, kattn_synchronize
   public :: kattn_plan_create, kattn_plan_execute, kattn_plan_backend, kattn_plan_destroy
   public :: kattn_plan_create_backward, kattn_plan_execute_backward
@@ -159,6 +159,12 @@ module kokkosattn
     end function
     integer(c_int) function c_set_layout_copies(problem, x) &
         bind(C, name="kattn_problem_set_layout_copies")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: problem
+      integer(c_int), value :: x
+    end function
+    integer(c_int) function c_set_allow_tf32(problem, x) &
+        bind(C, name="kattn_problem_set_allow_tf32")
       import :: c_int, c_ptr
       type(c_ptr), value :: problem
       integer(c_int), value :: x
@@ -393,6 +399,14 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     call finish(c_set_layout_copies(problem%handle, flag(allow)), stat, errmsg)
+  end subroutine
+
+  subroutine kattn_set_allow_tf32(problem, allow, stat, errmsg)
+    type(kattn_problem), intent(in) :: problem
+    logical, intent(in) :: allow
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call finish(c_set_allow_tf32(problem%handle, flag(allow)), stat, errmsg)
   end subroutine
 
   ! ---- tensors -----------------------------------------------------------------------------

@@ -180,6 +180,7 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
   f.window_left = static_cast<int>(d.window_left);
   f.window_right = static_cast<int>(d.window_right);
   f.bottom_right = p.options.alignment == Alignment::bottom_right;
+  f.tf32 = p.options.allow_tf32 && f.dtype == ElemType::f32;
   return r;
 }
 

@@ -14,7 +14,8 @@
 // rotating through enough device copies to exceed 3x the L2 (see gpu_sets.hpp). TFLOP/s counts
 // 4 B N T S H (halved for causal, x3.5 for forward+backward). A backend that is not built, or
 // refuses a shape, gives a row with "error" set instead of a time. --deterministic sets
-// options.deterministic on every problem (rows name the impl "<impl>-det"); --dtype sets the
+// options.deterministic on every problem (rows name the impl "<impl>-det"), --tf32
+// options.allow_tf32 ("<impl>-tf32"); --dtype sets the
 // element type of every tensor (bf16 by default; f32/f64 for the backends that take them);
 // --pass fwd (or fwd+bwd) times one pass only.
 #include <cuda_runtime_api.h>
@@ -53,6 +54,7 @@ struct Args {
   std::vector<std::int64_t> ts{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<std::int64_t> hs{64, 128, 256};
   bool deterministic = false; // every problem with options.deterministic (impl "<name>-det")
+  bool tf32 = false;          // every problem with options.allow_tf32 (impl "<name>-tf32")
   kattn::DType dtype = kattn::DType::bf16;
   std::vector<std::string> passes{"fwd", "fwd+bwd"};
 };
@@ -116,12 +118,15 @@ Args parse(int argc, char** argv) {
           throw std::runtime_error("--pass: expected fwd and/or fwd+bwd, got " + p);
     } else if (k == "--deterministic") {
       a.deterministic = true;
+    } else if (k == "--tf32") {
+      a.tf32 = true;
     } else if (k == "--help" || k == "-h") {
-      std::cout << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,seq,batch,overhead] "
-                   "[--out "
-                   "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
-                   "512,1024,...] [--h 64,128,256] [--deterministic] [--dtype bf16|f16|f32|f64] "
-                   "[--pass fwd,fwd+bwd]\n";
+      std::cout
+          << "kokkosattn_bench_gpu [--impl cudnn,cuda] [--exp fa,codelab,seq,batch,overhead] "
+             "[--out "
+             "FILE] [--run-id ID] [--warmup N] [--repeats N] [--overhead-calls N] [--t "
+             "512,1024,...] [--h 64,128,256] [--deterministic] [--tf32] [--dtype bf16|f16|f32|f64] "
+             "[--pass fwd,fwd+bwd]\n";
       std::exit(0);
     } else {
       throw std::runtime_error("unknown argument " + k);
@@ -171,7 +176,7 @@ struct Row {
 Row make_row(const std::string& exp, const std::string& impl, bool backward, const Shape& s) {
   Row r;
   r.exp = exp;
-  r.impl = s.deterministic ? impl + "-det" : impl;
+  r.impl = impl + (s.deterministic ? "-det" : "") + (s.tf32 ? "-tf32" : "");
   r.pass = backward ? "fwd+bwd" : "fwd";
   r.s = s;
   return r;
@@ -399,6 +404,8 @@ int main(int argc, char** argv) {
   if (has(a.exps, "batch"))
     for (std::int64_t B : {1, 2, 4, 8, 16})
       shapes.push_back({"batch", Shape{B, 256, 256, 8, 8, 64, false, a.deterministic, a.dtype}});
+  for (auto& [exp, s] : shapes)
+    s.tf32 = a.tf32;
   for (const auto& [exp, s] : shapes)
     for (bool bwd : {false, true}) {
       if (!has(a.passes, bwd ? "fwd+bwd" : "fwd"))

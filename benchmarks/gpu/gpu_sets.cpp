@@ -79,6 +79,7 @@ kattn::ForwardProblem TensorSet::forward(const Shape& s, bool with_lse) const {
                                              kattn::MemorySpace::cuda_device);
   p.options.causal = s.causal;
   p.options.deterministic = s.deterministic;
+  p.options.allow_tf32 = s.tf32;
   return p;
 }
 

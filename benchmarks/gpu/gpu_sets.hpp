@@ -16,6 +16,7 @@ struct Shape {
   bool causal;
   bool deterministic = false; // options.deterministic (the backward's fixed reduction order)
   kattn::DType dtype = kattn::DType::bf16; // q, k, v, out and the gradients
+  bool tf32 = false; // options.allow_tf32 (f32: TF32 products instead of 3xTF32)
 };
 
 // One cudaMalloc'ed buffer (freed on destruction); every CUDA error throws.

@@ -13,9 +13,9 @@ namespace kattn::cuda_kernels::sm80 {
 template <class Elem, int HD>
 void launch(const FlashFwdParams& p, cudaStream_t stream);
 
-// Defined in wide_launch.cuh (the f32/f64 forward); instantiated once per
-// inst/fwd_<f32|f64>_h<HD>.cu.
-template <class T, int HD>
+// Defined in wide_launch.cuh (the f32/f64 forward; TF32: f32's products in single TF32);
+// instantiated once per inst/fwd_<f32|f32tf32|f64>_h<HD>.cu.
+template <class T, int HD, bool TF32>
 void launch_wide(const FlashFwdParams& p, cudaStream_t stream);
 
 // Defined in bwd_launch.cuh; explicitly instantiated once per inst/bwd_<dtype>_h<HD>.cu.

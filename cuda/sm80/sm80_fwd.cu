@@ -23,7 +23,8 @@ bool wide(ElemType t) {
   return t == ElemType::f32 || t == ElemType::f64;
 }
 
-// bf16/f16 (mma.sync m16n8k16) at head dims 64, 128, 256; f32 (3xTF32) and f64 (f64 MMAs) at 64
+// bf16/f16 (mma.sync m16n8k16) at head dims 64, 128, 256; f32 (3xTF32, or TF32 when permitted)
+// and f64 (f64 MMAs) at 64
 // and 128 (wide_fwd_kernel.cuh).
 std::string dims_reason(const FlashFwdParams& p) {
   const bool dims_ok = p.H == p.Hv && (p.H == 64 || p.H == 128 || (!wide(p.dtype) && p.H == 256));
@@ -92,16 +93,23 @@ std::string unsupported_reason(const FlashFwdParams& p) {
 }
 
 std::string kernel_name(const FlashFwdParams& p) {
-  // f32 names its precision mode: the 3xTF32 split (wide_math.cuh).
-  const std::string mode = p.dtype == ElemType::f32 ? std::string("_") + WideMath<float>::mode : "";
+  // f32 names its precision mode: the 3xTF32 split, or TF32 when permitted (wide_math.cuh).
+  const std::string mode = p.dtype != ElemType::f32 ? ""
+                           : p.tf32                 ? std::string("_") + WideMathTf32::mode
+                                                    : std::string("_") + WideMath<float>::mode;
   return std::string("sm80_fwd_") + elem_name(p.dtype) + mode + "_h" + std::to_string(p.H);
 }
 
 void run(const FlashFwdParams& p, CUstream_st* stream) {
   if (p.dtype == ElemType::f64)
-    return p.H == 64 ? launch_wide<double, 64>(p, stream) : launch_wide<double, 128>(p, stream);
+    return p.H == 64 ? launch_wide<double, 64, false>(p, stream)
+                     : launch_wide<double, 128, false>(p, stream);
+  if (p.dtype == ElemType::f32 && p.tf32)
+    return p.H == 64 ? launch_wide<float, 64, true>(p, stream)
+                     : launch_wide<float, 128, true>(p, stream);
   if (p.dtype == ElemType::f32)
-    return p.H == 64 ? launch_wide<float, 64>(p, stream) : launch_wide<float, 128>(p, stream);
+    return p.H == 64 ? launch_wide<float, 64, false>(p, stream)
+                     : launch_wide<float, 128, false>(p, stream);
   const bool bf = p.dtype == ElemType::bf16;
   switch (p.H) {
   case 64:

@@ -77,11 +77,11 @@ __device__ __forceinline__ void cap_and_mask_wide(T (&s)[NT][4], T softcap, T ca
   }
 }
 
-template <class T, int HD>
+template <class T, int HD, bool TF32>
 __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>::CTAS)
     wide_fwd_kernel(const __grid_constant__ FlashFwdParams p) {
   using C = WideConfig<T, HD>;
-  using M = WideMath<T>;
+  using M = typename WideMathFor<T, TF32>::type;
   constexpr int BLOCK_N = C::BLOCK_N, BLOCK_M = C::BLOCK_M;
   constexpr int NT = BLOCK_N / 8, DT = HD / 8;
   constexpr int QS = C::QK_STRIDE, VS = C::V_STRIDE;

@@ -1,4 +1,4 @@
-// The launcher of wide_fwd_kernel<T, HD> (the f32/f64 forward): grid (query blocks, heads,
+// The launcher of wide_fwd_kernel<T, HD, TF32> (the f32/f64 forward): grid (query blocks, heads,
 // batch), dynamic shared memory opt-in, launch error checked.
 #pragma once
 
@@ -10,21 +10,21 @@
 
 namespace kattn::cuda_kernels::sm80 {
 
-template <class T, int HD>
+template <class T, int HD, bool TF32>
 void launch_wide(const FlashFwdParams& p, cudaStream_t stream) {
   using C = WideConfig<T, HD>;
   if (p.B == 0 || p.T == 0 || p.N == 0)
     return;
-  opt_in_smem<&wide_fwd_kernel<T, HD>>(C::SMEM_BYTES, "sm80 f32/f64 forward");
+  opt_in_smem<&wide_fwd_kernel<T, HD, TF32>>(C::SMEM_BYTES, "sm80 f32/f64 forward");
   const dim3 grid(static_cast<unsigned>((p.T + C::BLOCK_M - 1) / C::BLOCK_M),
                   static_cast<unsigned>(p.N), static_cast<unsigned>(p.B));
-  wide_fwd_kernel<T, HD><<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(p);
+  wide_fwd_kernel<T, HD, TF32><<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(p);
   check_cuda(cudaGetLastError(), "sm80 f32/f64 forward: kernel launch");
 }
 
 } // namespace kattn::cuda_kernels::sm80
 
 // One explicit instantiation (the whole body of an inst/ file).
-#define KATTN_SM80_INSTANTIATE_WIDE(T, HD)                                                         \
-  template void kattn::cuda_kernels::sm80::launch_wide<T, HD>(const kattn::FlashFwdParams&,        \
-                                                              cudaStream_t);
+#define KATTN_SM80_INSTANTIATE_WIDE(T, HD, TF32)                                                   \
+  template void kattn::cuda_kernels::sm80::launch_wide<T, HD, TF32>(const kattn::FlashFwdParams&,  \
+                                                                    cudaStream_t);

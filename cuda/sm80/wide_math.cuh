@@ -8,6 +8,8 @@
 //        a product within 2^-21 |a||b| (fp32: 2^-24) at three TF32 MMAs; MUFU exp2 and the
 //        16-bit kernels' tanh (relative ~1e-7). Rounding small to TF32 as well would halve the
 //        second term (one more cvt per element): written, not measured (device time ran out).
+//   f32 with options.allow_tf32 (WideMathTf32): the operands rounded to TF32 (cvt.rna, 2^-11
+//        relative each), one MMA per product: within ~2^-10 |a||b|, a third of the MMAs.
 // Fragments: a[4] and b[2] in the m16n8k8 layout of ptx.cuh. `prep_a`/`prep_b` convert a
 // fragment once for all the MMAs that reuse it.
 #pragma once
@@ -76,6 +78,35 @@ struct WideMath<float> {
   }
   __device__ __forceinline__ static float exp2(float x) { return fast_exp2(x); }
   __device__ __forceinline__ static float tanh(float x) { return fast_tanh(x); }
+};
+
+struct WideMathTf32 {
+  static constexpr const char* mode = "tf32";
+  using A = std::uint32_t[4];
+  using B = std::uint32_t[2];
+  template <int N>
+  __device__ __forceinline__ static void round(std::uint32_t (&out)[N], const float (&x)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = to_tf32(x[i]);
+  }
+  __device__ __forceinline__ static void prep_a(A& out, const float (&a)[4]) { round(out, a); }
+  __device__ __forceinline__ static void prep_b(B& out, const float (&b)[2]) { round(out, b); }
+  __device__ __forceinline__ static void mma(float (&d)[4], const A& a, const B& b) {
+    mma_tf32_m16n8k8(d, a, b);
+  }
+  __device__ __forceinline__ static float exp2(float x) { return fast_exp2(x); }
+  __device__ __forceinline__ static float tanh(float x) { return fast_tanh(x); }
+};
+
+// The math of element type T, TF32 permitted or not (f64 ignores it).
+template <class T, bool TF32>
+struct WideMathFor {
+  using type = WideMath<T>;
+};
+template <>
+struct WideMathFor<float, true> {
+  using type = WideMathTf32;
 };
 
 } // namespace kattn::cuda_kernels::sm80

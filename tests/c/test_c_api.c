@@ -123,6 +123,14 @@ int main(void) {
   }
   CHECK(kattn_problem_set_backend(p, KATTN_BACKEND_AUTO) == KATTN_OK);
 
+  /* TF32 is a permission: the host backends compute f32 as before (docs/semantics.md tf32). */
+  CHECK(kattn_problem_set_allow_tf32(NULL, 1) == KATTN_ERROR_INVALID_ARGUMENT);
+  CHECK(kattn_problem_set_allow_tf32(p, 1) == KATTN_OK);
+  poison_out(o);
+  CHECK(kattn_forward(p, NULL) == KATTN_OK);
+  CHECK(max_error(o, want) <= 1e-5);
+  CHECK(kattn_problem_set_allow_tf32(p, 0) == KATTN_OK);
+
   /* explain names the backends; a short buffer is cut and terminated, needed says the size. */
   {
     char text[4096], small[8];

@@ -52,6 +52,13 @@ program test_fortran
   end do
   call kattn_set_backend(p, KATTN_BACKEND_AUTO)
 
+  ! TF32 is a permission the host backends do not use: the same fp32 result with it.
+  call kattn_set_allow_tf32(p, .true.)
+  o = poison
+  call kattn_forward(p)
+  call check(maxval(abs(o - want)) <= 1e-5, "result with allow_tf32")
+  call kattn_set_allow_tf32(p, .false.)
+
   text = kattn_explain(p)
   call check(index(text, "portable") > 0 .and. index(text, "reference") > 0, "explain")
   call check(len(kattn_version()) > 0, "version")

@@ -229,6 +229,7 @@ public:
     if (chance(30))
       o.backend = static_cast<Backend>(range(0, 8));
     o.allow_layout_copies = chance(80);
+    o.allow_tf32 = chance(20);
   }
 
   void draw() {

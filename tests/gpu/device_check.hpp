@@ -24,12 +24,12 @@
 
 namespace kattn::test {
 
-// Runs spec's forward through `backend` on the CUDA device (NaN-poisoned outputs) and checks
-// it against the fp64 reference; returns the kernel the backend's support check names.
-// `extra_tol` widens the output tolerance (reason at the call site).
-inline std::string check_on_device(const BackendImpl& backend, const Spec& spec,
-                                   double extra_tol = 0.0) {
-  Attn lo(spec);
+// Runs lo's forward through `backend` on the CUDA device (NaN-poisoned outputs) and checks it
+// against the fp64 reference of lo's inputs; returns the kernel the backend's support check
+// names. `extra_tol` widens the output tolerance (reason at the call site).
+inline std::string check_attn_on_device(const BackendImpl& backend, Attn& lo,
+                                        double extra_tol = 0.0) {
+  const Spec& spec = lo.spec;
   const Truth truth = fp64_truth(lo);
   ForwardTolerance tol = forward_tolerance(lo, truth);
   ForwardErrors host;
@@ -68,6 +68,13 @@ inline std::string check_on_device(const BackendImpl& backend, const Spec& spec,
   if (spec.lse)
     CHECK(err_lse <= tol.lse);
   return s.kernel;
+}
+
+// check_attn_on_device on spec's inputs.
+inline std::string check_on_device(const BackendImpl& backend, const Spec& spec,
+                                   double extra_tol = 0.0) {
+  Attn lo(spec);
+  return check_attn_on_device(backend, lo, extra_tol);
 }
 
 } // namespace kattn::test

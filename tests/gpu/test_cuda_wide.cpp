@@ -1,13 +1,15 @@
 // The cuda backend's f32 and f64 forward (sm80's kernel for them, cuda/sm80/wide_fwd_kernel.cuh:
-// 3xTF32 and f64 tensor-core products) on a real GPU against the fp64 reference, every runtime
-// option it serves (tolerances: BRIEF.md's rule with same-precision baselines,
-// gpu/device_check.hpp), and what it refuses.
+// 3xTF32, TF32 with options.allow_tf32, and f64 tensor-core products) on a real GPU against the
+// fp64 reference, every runtime option it serves (tolerances: BRIEF.md's rule with same-precision
+// baselines, gpu/device_check.hpp), and what it refuses.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,9 +40,57 @@ Spec wide_spec(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int
 }
 
 // The kernel the backend names: f32 with its precision mode.
-std::string kernel(DType t, std::int64_t H) {
-  return std::string("sm80_fwd_") + (t == DType::f32 ? "f32_3xtf32" : "f64") + "_h" +
-         std::to_string(H);
+std::string kernel(DType t, std::int64_t H, bool tf32 = false) {
+  const char* mode = t == DType::f64 ? "f64" : tf32 ? "f32_tf32" : "f32_3xtf32";
+  return std::string("sm80_fwd_") + mode + "_h" + std::to_string(H);
+}
+
+// x rounded to TF32 as cvt.rna.tf32.f32 does (nearest, ties away from zero: 10 mantissa bits).
+float round_tf32(float x) {
+  if (!std::isfinite(x))
+    return x;
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  u = (u + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+void round_to_tf32(const Tensor& t) {
+  std::vector<double> x = read_logical(t);
+  for (double& e : x)
+    e = round_tf32(static_cast<float>(e));
+  write_logical(t, x);
+}
+
+// The TF32 kernel on inputs already in TF32 (q, k, v rounded here, so the reference sees what
+// the MMAs see): what is left is P rounded to TF32 for P.V (2^-11 relative per weight, against
+// an unrounded row sum), so an output moves by at most 2^-11 sum_j p_j |v_j| <= 2^-11 max|v|
+// beyond the fp32 rule; the LSE (scores and sums in fp32 on exact operands) stays in the rule.
+std::string check_tf32(const Spec& spec) {
+  Spec s = spec;
+  s.opt.allow_tf32 = true;
+  Attn a(s);
+  for (const Tensor* t : {&a.q.view, &a.k.view, &a.v.view})
+    round_to_tf32(*t);
+  return check_attn_on_device(cuda_backend(), a, std::ldexp(max_abs(read_logical(a.v.view)), -11));
+}
+
+// The cuda forward's output of spec on the device, allow_tf32 as given.
+std::vector<double> device_out(const Spec& spec, bool tf32) {
+  Spec s = spec;
+  s.opt.allow_tf32 = tf32;
+  Attn a(s);
+  poison(a.out.view);
+  DeviceForward dev(a);
+  const Dims d = validate(dev.problem);
+  ExecContext x;
+  x.device = Device::cuda;
+  REQUIRE(cuda_backend().supports(dev.problem, d, x).ok);
+  cuda_backend().forward(dev.problem, d, x);
+  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
+  dev.download();
+  return a.out_values();
 }
 
 // The 3xTF32 products' extra error, for inputs with outliers. A split product carries up to
@@ -148,6 +198,46 @@ TEST_CASE("cuda/wide: padded and packed varlen with empty sequences") {
     pk.q_lens = {5, 0, 130, 64};
     pk.k_lens = {80, 3, 129, 0};
     CHECK(check_on_device(cuda_backend(), pk) == kernel(t, 128));
+  }
+}
+
+TEST_CASE("cuda/wide: allow_tf32, every option, against the reference of the TF32 inputs") {
+  for (std::int64_t H : {64, 128}) {
+    INFO("H=", H);
+    CHECK(check_tf32(wide_spec(DType::f32, 2, 130, 200, 4, 2, H)) == kernel(DType::f32, H, true));
+    CHECK(check_tf32(wide_spec(DType::f32, 1, 1, 300, 4, 1, H)) == kernel(DType::f32, H, true));
+    Spec c = wide_spec(DType::f32, 1, 150, 40, 2, 1, H);
+    c.opt.causal = true;
+    c.opt.alignment = Alignment::bottom_right;
+    CHECK(check_tf32(c) == kernel(DType::f32, H, true));
+    Spec cap = wide_spec(DType::f32, 2, 70, 90, 4, 2, H);
+    cap.opt.softcap = 5.0;
+    cap.opt.window_left = 20;
+    CHECK(check_tf32(cap) == kernel(DType::f32, H, true));
+  }
+  Spec pad = wide_spec(DType::f32, 3, 100, 140, 2, 1, 64);
+  pad.q_lens = {100, 37, 0};
+  pad.k_lens = {140, 0, 65};
+  CHECK(check_tf32(pad) == kernel(DType::f32, 64, true));
+  // f64 ignores the permission.
+  Spec f64 = wide_spec(DType::f64, 1, 70, 90, 2, 1, 64);
+  f64.opt.allow_tf32 = true;
+  CHECK(check_on_device(cuda_backend(), f64) == kernel(DType::f64, 64));
+}
+
+TEST_CASE("cuda/wide: allow_tf32 runs TF32 products (not the 3xTF32 split)") {
+  // On unrounded inputs the two modes differ by the operands' TF32 rounding: a TF32 score moves by
+  // ~2^-11 |q||k| per product, ~1e3 times the split's 2^-21. A kernel that ignored the flag would
+  // match the split's output to ~1e-6.
+  for (std::int64_t H : {64, 128}) {
+    const Spec s = wide_spec(DType::f32, 1, 128, 256, 2, 1, H);
+    const std::vector<double> split = device_out(s, false), tf32 = device_out(s, true);
+    REQUIRE(all_finite(split));
+    REQUIRE(all_finite(tf32));
+    const double diff = max_abs_diff(split, tf32);
+    INFO("H=", H, " max |tf32 - 3xtf32| = ", diff);
+    CHECK(diff > 1e-5);
+    CHECK(diff < 2e-2);
   }
 }
 

@@ -169,6 +169,9 @@ kattn_status_t kattn_problem_set_backend(kattn_problem_t problem, kattn_backend_
 kattn_status_t kattn_problem_set_max_seqlens(kattn_problem_t problem, int64_t max_q, int64_t max_k);
 /* 0: never run through row-major copies of tensors whose layout a GPU kernel cannot read. */
 kattn_status_t kattn_problem_set_layout_copies(kattn_problem_t problem, int allow);
+/* f32 problems: 1 lets a kernel round its tensor-core operands to TF32 (PyTorch's allow_tf32);
+ * 0 (default) keeps fp32 accuracy. kattn_explain names the mode that runs. */
+kattn_status_t kattn_problem_set_allow_tf32(kattn_problem_t problem, int allow);
 
 /* Runs: out (and lse) from q, k, v; dq, dk, dv (and dbias) from dout. */
 kattn_status_t kattn_forward(kattn_problem_t problem, void* stream);

@@ -249,4 +249,9 @@ kattn_status_t kattn_problem_set_layout_copies(kattn_problem_t problem, int allo
                  [&] { problem_of(problem).forward.options.allow_layout_copies = allow != 0; });
 }
 
+kattn_status_t kattn_problem_set_allow_tf32(kattn_problem_t problem, int allow) {
+  return guarded("kattn_problem_set_allow_tf32",
+                 [&] { problem_of(problem).forward.options.allow_tf32 = allow != 0; });
+}
+
 } // extern "C"

@@ -34,6 +34,10 @@ struct Options {
   std::uint64_t dropout_seed = 0;
   std::uint64_t dropout_offset = 0;
   bool deterministic = false; // backward: bitwise repeatable results
+  // fp32 problems: a kernel may round q, k, v and P to TF32 (10-bit mantissa) for its tensor-core
+  // products, as PyTorch's allow_tf32 permits (docs/semantics.md, "fp32 precision"). A permission:
+  // kernels without a TF32 path compute in fp32 as usual; explain() names the mode that runs.
+  bool allow_tf32 = false;
   Backend backend = Backend::automatic;
   // The Kokkos front end may run a GPU kernel on row-major copies of q, k, v, out, lse (and the
   // gradients) when the Views' layout does not suit it (kattn::LayoutCopies). false: never copy.

@@ -15,8 +15,8 @@
 
 namespace kattn {
 
-// bf16/f16: every family; f64: sm80's DMMA forward only; f32: no CUDA kernel yet (the families'
-// checks refuse what they do not serve: params_limits.hpp's dtype_limit).
+// bf16/f16: every family; f32 and f64: sm80's forward only (3xTF32 or TF32, f64 MMAs); the
+// families' checks refuse what they do not serve (params_limits.hpp's half_dtype_limit).
 enum class ElemType : std::uint8_t { f16, bf16, f32, f64 };
 
 struct FlashFwdParams {
@@ -73,6 +73,10 @@ struct FlashFwdParams {
   int window_left = -1;
   int window_right = -1;
   bool bottom_right = false;
+
+  // f32 only: the products may round their operands to TF32 (one TF32 MMA instead of the 3xTF32
+  // split; options.allow_tf32).
+  bool tf32 = false;
 };
 
 } // namespace kattn
