@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <KokkosAttn_StreamInstance.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +43,9 @@ std::vector<NamedTensor> named_tensors(const BackwardProblem& p);
 Support check_runnable(std::string_view backend, DType dtype,
                        const std::vector<NamedTensor>& tensors, const ExecContext& x);
 
-// Calls f(instance): the caller's instance when the context carries one, an instance wrapping
-// the context's stream for raw GPU calls, else the space's default instance.
+// Calls f(instance): the caller's instance when the context carries one, the kept instance on
+// the context's stream for raw GPU calls (KokkosAttn_StreamInstance.hpp: one made per call cost
+// ~100 us in kokkosattn_bench_gpu's rows), else the space's default instance.
 template <class F>
 void on_target(std::string_view backend, const ExecContext& x, const F& f) {
   const Target target = resolve(x, backend);
@@ -64,14 +67,16 @@ void on_target(std::string_view backend, const ExecContext& x, const F& f) {
 #ifdef KOKKOS_ENABLE_CUDA
   if (target.space == Kokkos::Cuda::name()) {
     if (x.kokkos_instance == nullptr && x.stream != nullptr)
-      return f(Kokkos::Cuda(static_cast<cudaStream_t>(x.stream)));
+      return f(
+          KokkosAttn::Impl::instance_on_stream<Kokkos::Cuda>(static_cast<cudaStream_t>(x.stream)));
     return on(Kokkos::Cuda{});
   }
 #endif
 #ifdef KOKKOS_ENABLE_HIP
   if (target.space == Kokkos::HIP::name()) {
     if (x.kokkos_instance == nullptr && x.stream != nullptr)
-      return f(Kokkos::HIP(static_cast<hipStream_t>(x.stream)));
+      return f(
+          KokkosAttn::Impl::instance_on_stream<Kokkos::HIP>(static_cast<hipStream_t>(x.stream)));
     return on(Kokkos::HIP{});
   }
 #endif

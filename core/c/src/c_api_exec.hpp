@@ -3,8 +3,8 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <map>
-#include <mutex>
+#include <KokkosAttn_StreamInstance.hpp>
+
 #include <string>
 
 #include "kokkosattn.h"
@@ -17,33 +17,10 @@ namespace kattn::c_api {
 // Kokkos must be initialised (kattn_initialize, or the host program's own Kokkos::initialize).
 void require_kokkos();
 
-// The execution space instance on a caller's stream, made once per stream and kept until
-// Kokkos::finalize: making one costs ~40 us on an H200, four times a whole dispatch at the
-// codelab shape (benchmarks/results/h200-2026-12-02-c-overhead.md). It wraps the handle's value,
-// so a stream the caller destroyed and one created later at the same address share it.
-template <class Space, class Stream>
-Space instance_on(Stream stream) {
-  static std::mutex mutex;
-  static std::map<Stream, Space>* cache = nullptr;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (cache == nullptr) {
-    cache = new std::map<Stream, Space>();
-    Kokkos::push_finalize_hook([] {
-      const std::lock_guard<std::mutex> l(mutex);
-      delete cache;
-      cache = nullptr;
-    });
-  }
-  auto it = cache->find(stream);
-  if (it == cache->end())
-    it = cache->emplace(stream, Space(stream)).first;
-  return it->second;
-}
-
 // Calls on_space(exec) with the Kokkos execution space instance for memory `m` on `stream`
-// (host memory: the default host space; CUDA/HIP memory: an instance on that stream, the
-// default instance for NULL), or on_raw(context) where this Kokkos has no such device space and
-// the library's GPU backends take raw pointers.
+// (host memory: the default host space; CUDA/HIP memory: the instance on that stream,
+// KokkosAttn_StreamInstance.hpp, the default instance for NULL), or on_raw(context) where this
+// Kokkos has no such device space and the library's GPU backends take raw pointers.
 template <class OnSpace, class OnRaw>
 void on_memory(MemorySpace m, void* stream, const OnSpace& on_space, const OnRaw& on_raw) {
   require_kokkos();
@@ -53,7 +30,8 @@ void on_memory(MemorySpace m, void* stream, const OnSpace& on_space, const OnRaw
   case MemorySpace::cuda_device:
 #ifdef KOKKOS_ENABLE_CUDA
     if (stream != nullptr)
-      return on_space(instance_on<Kokkos::Cuda>(static_cast<cudaStream_t>(stream)));
+      return on_space(
+          KokkosAttn::Impl::instance_on_stream<Kokkos::Cuda>(static_cast<cudaStream_t>(stream)));
     return on_space(Kokkos::Cuda{});
 #else
     return on_raw(ExecContext{Device::cuda, stream, {}, nullptr});
@@ -61,7 +39,8 @@ void on_memory(MemorySpace m, void* stream, const OnSpace& on_space, const OnRaw
   case MemorySpace::hip_device:
 #ifdef KOKKOS_ENABLE_HIP
     if (stream != nullptr)
-      return on_space(instance_on<Kokkos::HIP>(static_cast<hipStream_t>(stream)));
+      return on_space(
+          KokkosAttn::Impl::instance_on_stream<Kokkos::HIP>(static_cast<hipStream_t>(stream)));
     return on_space(Kokkos::HIP{});
 #else
     return on_raw(ExecContext{Device::hip, stream, {}, nullptr});
