@@ -100,16 +100,17 @@ std::string kernel_name(const FlashFwdParams& p) {
   return std::string("sm80_fwd_") + elem_name(p.dtype) + mode + "_h" + std::to_string(p.H);
 }
 
+// The wide kernel at the problem's head dim (64 or 128: dims_reason).
+template <class T, bool TF32>
+void run_wide(const FlashFwdParams& p, CUstream_st* stream) {
+  return p.H == 64 ? launch_wide<T, 64, TF32>(p, stream) : launch_wide<T, 128, TF32>(p, stream);
+}
+
 void run(const FlashFwdParams& p, CUstream_st* stream) {
   if (p.dtype == ElemType::f64)
-    return p.H == 64 ? launch_wide<double, 64, false>(p, stream)
-                     : launch_wide<double, 128, false>(p, stream);
-  if (p.dtype == ElemType::f32 && p.tf32)
-    return p.H == 64 ? launch_wide<float, 64, true>(p, stream)
-                     : launch_wide<float, 128, true>(p, stream);
+    return run_wide<double, false>(p, stream);
   if (p.dtype == ElemType::f32)
-    return p.H == 64 ? launch_wide<float, 64, false>(p, stream)
-                     : launch_wide<float, 128, false>(p, stream);
+    return p.tf32 ? run_wide<float, true>(p, stream) : run_wide<float, false>(p, stream);
   const bool bf = p.dtype == ElemType::bf16;
   switch (p.H) {
   case 64:

@@ -48,8 +48,14 @@ struct WideMath<double> {
   __device__ __forceinline__ static double tanh(double x) { return ::tanh(x); }
 };
 
+// f32's exp2 and tanh, whatever its products: MUFU exp2 and the 16-bit kernels' tanh.
+struct WideF32Functions {
+  __device__ __forceinline__ static float exp2(float x) { return fast_exp2(x); }
+  __device__ __forceinline__ static float tanh(float x) { return fast_tanh(x); }
+};
+
 template <>
-struct WideMath<float> {
+struct WideMath<float> : WideF32Functions {
   static constexpr const char* mode = "3xtf32";
   struct A {
     std::uint32_t big[4], small[4];
@@ -78,11 +84,9 @@ struct WideMath<float> {
     mma_tf32_m16n8k8(d, a.big, b.small);
     mma_tf32_m16n8k8(d, a.big, b.big);
   }
-  __device__ __forceinline__ static float exp2(float x) { return fast_exp2(x); }
-  __device__ __forceinline__ static float tanh(float x) { return fast_tanh(x); }
 };
 
-struct WideMathTf32 {
+struct WideMathTf32 : WideF32Functions {
   static constexpr const char* mode = "tf32";
   using A = std::uint32_t[4];
   using B = std::uint32_t[2];
@@ -97,8 +101,6 @@ struct WideMathTf32 {
   __device__ __forceinline__ static void mma(float (&d)[4], const A& a, const B& b) {
     mma_tf32_m16n8k8(d, a, b);
   }
-  __device__ __forceinline__ static float exp2(float x) { return fast_exp2(x); }
-  __device__ __forceinline__ static float tanh(float x) { return fast_tanh(x); }
 };
 
 // The math of element type T, TF32 permitted or not (f64 ignores it).

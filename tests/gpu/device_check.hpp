@@ -24,6 +24,24 @@
 
 namespace kattn::test {
 
+// Runs lo's forward through `backend` on the CUDA device (outputs NaN-poisoned first) and
+// downloads out and LSE into lo; returns the backend's verdict, which must be ok.
+inline Support run_on_device(const BackendImpl& backend, Attn& lo) {
+  poison(lo.out.view);
+  poison(lo.lse.view());
+  DeviceForward dev(lo);
+  const Dims d = validate(dev.problem);
+  ExecContext x;
+  x.device = Device::cuda;
+  const Support s = backend.supports(dev.problem, d, x);
+  INFO("support: ", s.reason);
+  REQUIRE(s.ok);
+  backend.forward(dev.problem, d, x);
+  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
+  dev.download();
+  return s;
+}
+
 // Runs lo's forward through `backend` on the CUDA device (NaN-poisoned outputs) and checks it
 // against the fp64 reference of lo's inputs; returns the kernel the backend's support check
 // names. `extra_tol` widens the output tolerance (reason at the call site).
@@ -42,19 +60,7 @@ inline std::string check_attn_on_device(const BackendImpl& backend, Attn& lo,
   if (spec.lse)
     tol.lse = std::max(tol.lse, 2 * host.lse + 2e-6 * std::max(1.0, max_abs(truth.lse)));
 
-  poison(lo.out.view);
-  poison(lo.lse.view());
-  DeviceForward dev(lo);
-  const ForwardProblem& p = dev.problem;
-  const Dims d = validate(p);
-  ExecContext x;
-  x.device = Device::cuda;
-  const Support s = backend.supports(p, d, x);
-  INFO("support: ", s.reason);
-  REQUIRE(s.ok);
-  backend.forward(p, d, x);
-  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-  dev.download();
+  const Support s = run_on_device(backend, lo);
 
   const std::vector<double> got = lo.out_values();
   const double err_out = max_abs_diff(got, truth.out);

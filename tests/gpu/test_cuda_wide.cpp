@@ -81,15 +81,7 @@ std::vector<double> device_out(const Spec& spec, bool tf32) {
   Spec s = spec;
   s.opt.allow_tf32 = tf32;
   Attn a(s);
-  poison(a.out.view);
-  DeviceForward dev(a);
-  const Dims d = validate(dev.problem);
-  ExecContext x;
-  x.device = Device::cuda;
-  REQUIRE(cuda_backend().supports(dev.problem, d, x).ok);
-  cuda_backend().forward(dev.problem, d, x);
-  KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-  dev.download();
+  run_on_device(cuda_backend(), a);
   return a.out_values();
 }
 
