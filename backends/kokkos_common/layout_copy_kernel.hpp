@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "kokkos_common/light_launch.hpp"
+
 namespace kattn::kokkos_common::detail {
 
 using Index = std::int64_t;
@@ -399,7 +401,7 @@ void launch_chunks(const ExecSpace& exec, const char* name, Kernel k, Index leag
   constexpr Index chunk = Index(1) << 30; // Kokkos league sizes are int
   for (k.league0 = 0; k.league0 < league; k.league0 += chunk) {
     const int teams = static_cast<int>(Kokkos::min(chunk, league - k.league0));
-    Policy policy(exec, teams, on_host ? 1 : threads);
+    auto policy = light_launch(Policy(exec, teams, on_host ? 1 : threads));
     scratch(policy);
     Kokkos::parallel_for(name, policy, k);
   }

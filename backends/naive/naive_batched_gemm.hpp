@@ -16,6 +16,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kokkos_common/light_launch.hpp"
 #include "kokkosattn/errors.hpp"
 #include "naive/naive_params.hpp"
 
@@ -76,7 +77,8 @@ void batched_gemm(const ExecSpace& exec, SecondOp op, Index batch, Index m, Inde
     const Index mn = m * n;
     Kokkos::parallel_for(
         "KokkosAttn::naive::gemm_k0",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, batch * mn),
+        kokkos_common::light_launch(
+            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, batch * mn)),
         KOKKOS_LAMBDA(const Index e) { c[(e / mn) * sc + e % mn] = Acc(0); });
     return;
   }

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "kokkos_common/light_launch.hpp"
 #include "naive/naive_batched_gemm.hpp"
 #include "naive/naive_params.hpp"
 
@@ -28,7 +29,9 @@ void pack_heads(const ExecSpace& exec, const char* label, const Strided4<const T
   const Index B = static_cast<Index>(x.extent(0)), L = static_cast<Index>(x.extent(1));
   const Index heads = static_cast<Index>(x.extent(2)), D = static_cast<Index>(x.extent(3));
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, B * heads * L * D),
+      label,
+      kokkos_common::light_launch(
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, B * heads * L * D)),
       KOKKOS_LAMBDA(const Index e) {
         const Index c = e % D, t = (e / D) % L, h = (e / (D * L)) % heads, b = e / (D * L * heads);
         const Index len = keys ? length_of(a.lens_k, b, L) : L;
@@ -58,7 +61,8 @@ void gemm_out(const ExecSpace& exec, const Acc* probs, const Strided4<const T, M
   const Index N = a.N, TT = a.T, Hv = a.Hv;
   Kokkos::parallel_for(
       "KokkosAttn::naive::store_out",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, a.B * TT * N * Hv),
+      kokkos_common::light_launch(
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, a.B * TT * N * Hv)),
       KOKKOS_LAMBDA(const Index e) {
         const Index c = e % Hv, n = (e / Hv) % N, i = (e / (Hv * N)) % TT, b = e / (Hv * N * TT);
         out(b, i, n, c) = Traits::store(oh[((b * N + n) * TT + i) * Hv + c]);

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kokkos_common/kokkos_scalar.hpp"
+#include "kokkos_common/light_launch.hpp"
 #include "kokkosattn/errors.hpp"
 #include "portable/portable_backward_kernel.hpp"
 #include "portable/portable_device_forward_kernel.hpp"
@@ -42,8 +43,9 @@ void launch(const char* name, const ExecSpace& exec, Kernel kernel, Index league
     return;
   check_league(league, name);
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
-  Policy policy = on_host<ExecSpace> ? Policy(exec, static_cast<int>(league), 1)
-                                     : Policy(exec, static_cast<int>(league), Kokkos::AUTO);
+  auto policy = kokkos_common::light_launch(
+      on_host<ExecSpace> ? Policy(exec, static_cast<int>(league), 1)
+                         : Policy(exec, static_cast<int>(league), Kokkos::AUTO));
   kernel.level = bytes <= static_cast<std::size_t>(Policy::scratch_size_max(0)) ? 0 : 1;
   if (kernel.level == 1 && bytes > static_cast<std::size_t>(Policy::scratch_size_max(1)))
     throw BackendFailure(std::string("portable: ") + name + " needs " + std::to_string(bytes) +
@@ -82,7 +84,8 @@ void forward_device(const ExecSpace& exec, const ForwardProblem& p, const Dims& 
     throw BackendFailure(std::string("portable: ") + name + " needs " + std::to_string(bytes) +
                          " bytes of level-0 team scratch, more than the space's " +
                          std::to_string(Policy::scratch_size_max(0)));
-  Policy policy(exec, static_cast<int>(league), Kernel::kThreads, 1);
+  auto policy =
+      kokkos_common::light_launch(Policy(exec, static_cast<int>(league), Kernel::kThreads, 1));
   policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for(name, policy, kern); // enqueued on exec, no fence (as forward_typed)
 }
@@ -295,7 +298,7 @@ void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims
     const Index T_ = d.T, S_ = d.S, en = dbias.en;
     Kokkos::parallel_for(
         "KokkosAttn::portable::dbias_store",
-        Policy4(exec, {0, 0, 0, 0}, {dbias.eb, dbias.en, d.T, d.S}),
+        kokkos_common::light_launch(Policy4(exec, {0, 0, 0, 0}, {dbias.eb, dbias.en, d.T, d.S})),
         KOKKOS_LAMBDA(const Index gb, const Index gn, const Index i, const Index j) {
           store_as<Acc>(dbias.data, dbias.dtype, dbias.at(gb, gn, i, j),
                         acc(((gb * en + gn) * T_ + i) * S_ + j));
