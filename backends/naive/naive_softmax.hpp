@@ -4,9 +4,13 @@
 // them S apart and ran ~20x under bandwidth on the H200. On the host a row is one thread.
 //
 // With apply_rule the matrix holds scale * q.k (the GEMM path) and the first pass turns each
-// entry into its score (softcap, bias, ALiBi; -inf where the key is not visible) and writes it
-// back; without, the scores are already there (the loop path).
-// One exp per score (the second pass stores it): on a CPU the exp is what the softmax costs.
+// entry into its score (softcap, bias, ALiBi; -inf where the key is not visible); without, the
+// scores are already there (the loop path). Three passes: max, exp and sum, scale by 1/sum.
+// On a GPU the row is staged in team scratch (shared memory) when it fits, so that the matrix is
+// read once and written once (the passes in between stay on chip): the softmax is bandwidth
+// bound there, and the unstaged passes read and wrote it three times (~3 GiB at the codelab's
+// T = 2048). On the host, and for rows too long to stage, the passes work in place (on a CPU a
+// row sits in cache; the exp is what the softmax costs, one per score either way).
 // A NaN score makes its row NaN (docs/semantics.md non_finite): the max treats it as +inf, as a
 // +inf score is, and exp(NaN - inf) carries it into the sum. A row without a finite score is
 // empty: all zero, LSE -inf.
@@ -14,6 +18,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
+
+#include "kokkos_common/light_launch.hpp"
 #include "naive/naive_params.hpp"
 
 namespace kattn::naive::detail {
@@ -22,37 +30,93 @@ template <class Acc, class Mem>
 using ScoreRows =
     Kokkos::View<Acc**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
+// Rows per team and whether they are staged in team scratch, from the row length.
+struct SoftmaxShape {
+  int rows_per_team = 1;
+  bool staged = false;
+};
+
+// Staging budget per team: a quarter of an H100/H200 SM's shared memory keeps ~4 teams (16
+// warps) resident per SM for latency hiding; a longer row runs alone in its team up to the
+// space's level-0 limit.
+inline constexpr std::size_t staged_team_bytes = std::size_t{48} << 10;
+
+inline SoftmaxShape softmax_shape(bool gpu, Index S, std::size_t elem, std::size_t level0_max) {
+  if (!gpu)
+    return {1, false};
+  const std::size_t row = static_cast<std::size_t>(S) * elem;
+  const std::size_t budget = std::min(staged_team_bytes, level0_max);
+  for (int r = 4; r >= 1; r /= 2)
+    if (row * static_cast<std::size_t>(r) <= budget)
+      return {r, true};
+  return {4, false};
+}
+
+// Lane v's share of a row, j = v, v + lanes, v + 2 lanes, ... < S, through use(j, x) with
+// x = load(j), U loads issued before the first use: with one load at a time per lane the warps
+// waited on memory (the staged softmax moved 1.1 TB/s at T = 2048 on the H100). Every pass walks
+// the same j per lane, so a lane reads back only what it wrote (no barrier between passes).
+template <int U, class Load, class Use>
+KOKKOS_INLINE_FUNCTION void lane_walk(Index v, Index lanes, Index S, const Load& load,
+                                      const Use& use) {
+  using X = decltype(load(Index(0)));
+  for (Index j0 = v; j0 < S; j0 += U * lanes) {
+    X x[U];
+    for (int u = 0; u < U; ++u) {
+      const Index j = j0 + u * lanes;
+      x[u] = load(j < S ? j : j0);
+    }
+    for (int u = 0; u < U && j0 + u * lanes < S; ++u)
+      use(j0 + u * lanes, x[u]);
+  }
+}
+
 template <bool apply_rule, class ExecSpace, class Acc, class Mem>
 void softmax_rows(const ExecSpace& exec, const Params& a, const ScoreRows<Acc, Mem>& scores) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
   using Member = typename Policy::member_type;
+  using Stage = Kokkos::View<Acc*, typename ExecSpace::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   constexpr bool gpu = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
   const Index rows = a.B * a.N * a.T;
   if (rows == 0)
     return;
   const int lanes = gpu ? Policy::vector_length_max() : 1;
-  const int rows_per_team = gpu ? 4 : 1;
+  constexpr int U = gpu ? 8 : 1; // loads in flight per lane (lane_walk)
+  const SoftmaxShape shape =
+      softmax_shape(gpu, a.S, sizeof(Acc), static_cast<std::size_t>(Policy::scratch_size_max(0)));
+  const int rows_per_team = shape.rows_per_team;
+  const bool staged = shape.staged;
   const Index teams = (rows + rows_per_team - 1) / rows_per_team;
+  auto policy = kokkos_common::light_launch(Policy(exec, teams, rows_per_team, lanes));
+  if (staged)
+    policy.set_scratch_size(0, Kokkos::PerTeam(Stage::shmem_size(rows_per_team * a.S)));
   Kokkos::parallel_for(
-      "KokkosAttn::naive::softmax", Policy(exec, teams, rows_per_team, lanes),
-      KOKKOS_LAMBDA(const Member& team) {
+      "KokkosAttn::naive::softmax", policy, KOKKOS_LAMBDA(const Member& team) {
         const Index row = team.league_rank() * rows_per_team + team.team_rank();
+        Acc* buf = &scores(row < rows ? row : 0, 0);
+        // Every thread of the team takes part in the allocation.
+        if (staged)
+          buf = Stage(team.team_scratch(0), rows_per_team * a.S).data() + team.team_rank() * a.S;
         if (row >= rows)
           return;
         const Acc inf = Kokkos::Experimental::infinity_v<Acc>;
         const Index i = row % a.T, n = (row / a.T) % a.N, b = row / (a.T * a.N);
         const MaskRule rule = rule_of(a, b);
+        const auto global = [&](const Index j) { return scores(row, j); };
+        const auto staging = [&](const Index j) { return buf[j]; };
         Acc m;
         Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, a.S),
-            [&](const Index j, Acc& mx) {
-              Acc x = scores(row, j);
-              if constexpr (apply_rule) {
-                x = sees(a, rule, b, n, i, j) ? score_of<Acc>(a, rule, b, n, i, j, x) : -inf;
-                scores(row, j) = x;
-              }
-              const Acc y = Kokkos::isnan(x) ? inf : x;
-              mx = y > mx ? y : mx;
+            Kokkos::ThreadVectorRange(team, lanes),
+            [&](const int v, Acc& mx) {
+              lane_walk<U>(v, lanes, a.S, global, [&](const Index j, Acc x) {
+                if constexpr (apply_rule)
+                  x = sees(a, rule, b, n, i, j) ? score_of<Acc>(a, rule, b, n, i, j, x) : -inf;
+                if (apply_rule || staged)
+                  buf[j] = x;
+                const Acc y = Kokkos::isnan(x) ? inf : x;
+                mx = y > mx ? y : mx;
+              });
             },
             Kokkos::Max<Acc>(m));
         // A row without a visible key leaves m at Kokkos::Max's identity: -inf in Kokkos 5, the
@@ -61,28 +125,29 @@ void softmax_rows(const ExecSpace& exec, const Params& a, const ScoreRows<Acc, M
         const Acc shift = m == -inf ? Acc(0) : m;
         Acc sum = 0;
         Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, a.S),
-            [&](const Index j, Acc& s) {
-              const Acc e = Kokkos::exp(scores(row, j) - shift);
-              scores(row, j) = e;
-              s += e;
+            Kokkos::ThreadVectorRange(team, lanes),
+            [&](const int v, Acc& sv) {
+              lane_walk<U>(v, lanes, a.S, staging, [&](const Index j, const Acc x) {
+                const Acc e = Kokkos::exp(x - shift);
+                buf[j] = e;
+                sv += e;
+              });
             },
             sum);
+        // An empty row's weights are already exp(-inf) = 0 in place; a staged one writes them.
+        const Acc inv = sum == 0 ? Acc(0) : Acc(1) / sum;
+        if (sum != 0 || staged)
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
+            lane_walk<U>(v, lanes, a.S, staging,
+                         [&](const Index j, const Acc x) { scores(row, j) = x * inv; });
+          });
         float* lse = static_cast<float*>(a.lse.data);
-        const Index lse_at =
-            lse ? b * a.lse.stride[0] + n * a.lse.stride[1] + i * a.lse.stride[2] : 0;
-        if (sum == 0) { // every weight is already exp(-inf) = 0
-          if (lse)
-            Kokkos::single(Kokkos::PerThread(team),
-                           [&] { lse[lse_at] = -Kokkos::Experimental::infinity_v<float>; });
-          return;
-        }
-        const Acc inv = Acc(1) / sum;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, a.S),
-                             [&](const Index j) { scores(row, j) *= inv; });
         if (lse)
-          Kokkos::single(Kokkos::PerThread(team),
-                         [&] { lse[lse_at] = static_cast<float>(shift + Kokkos::log(sum)); });
+          Kokkos::single(Kokkos::PerThread(team), [&] {
+            lse[b * a.lse.stride[0] + n * a.lse.stride[1] + i * a.lse.stride[2]] =
+                sum == 0 ? -Kokkos::Experimental::infinity_v<float>
+                         : static_cast<float>(shift + Kokkos::log(sum));
+          });
       });
 }
 

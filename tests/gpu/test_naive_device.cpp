@@ -20,6 +20,7 @@
 #include "kokkosattn/detail/host_access.hpp"
 #include "naive/naive_backend.hpp"
 #include "naive/naive_forward.hpp"
+#include "naive/naive_softmax.hpp"
 #include "unit/test_portable_helpers.hpp"
 
 using namespace kattn;
@@ -117,6 +118,38 @@ TEST_CASE("naive/device: padded batches, empty sequences, permuted storage") {
   Spec o = spec_of(1, 65, 64, 2, 2, 64, 64, DType::f64);
   o.out_pad = 3;
   check_naive_on_device(o);
+}
+
+// The softmax stages a row in team scratch when it fits (4, 2 or 1 rows per team) and works in
+// place past that: each way once, with rows that see no key (a staged empty row must write its
+// zeros) and a narrow window.
+TEST_CASE("naive/device: long rows, staged 4, 2, 1 per team and in place") {
+  using naive::detail::softmax_shape;
+  const std::size_t level0 = 48 << 10;
+  struct Long {
+    DType dtype;
+    std::int64_t S;
+    int rows_per_team;
+    bool staged;
+  };
+  for (const Long& c : {Long{DType::f32, 3000, 4, true}, Long{DType::f64, 3000, 2, true},
+                        Long{DType::f32, 9000, 1, true}, Long{DType::f32, 13000, 4, false},
+                        Long{DType::f64, 7000, 4, false}}) {
+    INFO(to_string(c.dtype), " S=", c.S);
+    const auto shape =
+        softmax_shape(true, c.S, c.dtype == DType::f64 ? sizeof(double) : sizeof(float), level0);
+    REQUIRE(shape.rows_per_team == c.rows_per_team);
+    REQUIRE(shape.staged == c.staged);
+    Spec pad = spec_of(2, 6, c.S, 2, 1, 64, 64, c.dtype);
+    pad.q_lens = {6, 6};
+    pad.k_lens = {c.S - 5, 0}; // the second batch's rows see no key: out 0, LSE -inf
+    check_naive_on_device(pad);
+    Spec band = spec_of(1, 9, c.S, 2, 1, 64, 64, c.dtype);
+    band.opt.window_left = 2;
+    band.opt.window_right = 0; // top-left: every row sees keys i-2..i, the rest -inf
+    check_naive_on_device(band);
+    check_naive_on_device(spec_of(1, 5, c.S, 2, 2, 64, 64, c.dtype));
+  }
 }
 
 // docs/semantics.md non_finite on the device softmax: a NaN in q makes its rows NaN (out and
