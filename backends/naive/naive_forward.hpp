@@ -17,9 +17,10 @@ enum class Products { loops, gemm };
 inline constexpr bool have_kokkos_kernels = KOKKOSATTN_HAS_KOKKOSKERNELS;
 
 // Enqueues the kernels on `exec`; p must be validated (d its Dims) and supported by the naive
-// backend, every tensor accessible from ExecSpace. Waits on `exec` only to release its working
-// memory (naive_scratch.hpp: kept between calls up to 256 MiB per memory space, one call at a
-// time per process). Products::gemm throws Unsupported without Kokkos Kernels.
+// backend, every tensor accessible from ExecSpace. Returns without waiting for them, except
+// where its working memory must be (naive_scratch.hpp: kept between calls up to 1 GiB per
+// execution space type, reused in stream order, one call at a time per process). Products::gemm
+// throws Unsupported without Kokkos Kernels.
 template <class ExecSpace>
 void forward_on(const ExecSpace& exec, const ForwardProblem& p, const Dims& d, Products products);
 

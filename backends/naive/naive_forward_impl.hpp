@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kokkos_common/kokkos_scalar.hpp"
+#include "kokkos_common/light_launch.hpp"
 #include "kokkosattn/detail/checked_size.hpp"
 #include "kokkosattn/errors.hpp"
 #include "naive/naive_forward.hpp"
@@ -92,8 +93,8 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   a.lse = side(p.extras.lse);
 
   const ScratchLayout layout = scratch_layout<Acc>(a, products);
-  // The kernels below are enqueued on exec and use the lease's memory; its destructor waits for
-  // them (on this instance only, not a global fence).
+  // The kernels below are enqueued on exec and use the lease's memory, which the next lease
+  // hands on in stream order (naive_scratch.hpp).
   const ScratchLease<ExecSpace> scratch(exec, layout.bytes);
   // The materialised score matrix: the whole point (and cost) of this backend.
   const ScoreRows<Acc, Mem> scores(scratch.template at<Acc>(0), a.B * a.N * a.T, a.S);
@@ -111,7 +112,8 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
 #endif
   } else {
     Kokkos::parallel_for(
-        "KokkosAttn::naive::scores", Policy4(exec, {0, 0, 0, 0}, {a.B, a.N, a.T, a.S}),
+        "KokkosAttn::naive::scores",
+        kokkos_common::light_launch(Policy4(exec, {0, 0, 0, 0}, {a.B, a.N, a.T, a.S})),
         KOKKOS_LAMBDA(const Index b, const Index n, const Index i, const Index j) {
           Acc& s = scores((b * a.N + n) * a.T + i, j);
           const MaskRule rule = rule_of(a, b);
@@ -152,7 +154,7 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
     using Member = typename TeamPolicy::member_type;
     using RowScratch = Kokkos::View<Acc*, typename ExecSpace::scratch_memory_space,
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    TeamPolicy pv_policy(exec, a.B * a.N * a.T, Kokkos::AUTO);
+    auto pv_policy = kokkos_common::light_launch(TeamPolicy(exec, a.B * a.N * a.T, Kokkos::AUTO));
     pv_policy.set_scratch_size(0, Kokkos::PerTeam(RowScratch::shmem_size(a.Hv)));
     Kokkos::parallel_for(
         "KokkosAttn::naive::pv", pv_policy, KOKKOS_LAMBDA(const Member& team) {
