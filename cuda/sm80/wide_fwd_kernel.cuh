@@ -23,26 +23,52 @@
 
 namespace kattn::cuda_kernels::sm80 {
 
-// Global -> shared copy of a [ROWS, HD] tile into rows of STRIDE elements, 16 bytes per
-// cp.async; rows past `valid_rows` are zero-filled (exact zeros in S and P.V).
+// The 16-byte chunks of a [ROWS, HD] tile (rows of STRIDE elements) that thread `tid` moves:
+// chunk `chunk` of rows row0 + it * ROWS_PER_STEP. The copy and the conversion below walk the
+// same chunks, so a thread converts only what its own cp.async wrote (visible to it after
+// cp_async_wait, no barrier in between).
+template <int HD, int ROWS, int STRIDE, int THREADS, class T>
+struct TileChunks {
+  static constexpr int CHUNK = 16 / static_cast<int>(sizeof(T));
+  static constexpr int CHUNKS = HD / CHUNK;
+  static constexpr int ROWS_PER_STEP = THREADS / CHUNKS;
+  static constexpr int STEPS = ROWS / ROWS_PER_STEP;
+  static_assert(THREADS % CHUNKS == 0 && ROWS % ROWS_PER_STEP == 0, "uneven tile split");
+  int row0, chunk;
+  __device__ __forceinline__ explicit TileChunks(int tid)
+      : row0(tid / CHUNKS), chunk(tid % CHUNKS) {}
+  // Offset (elements) of this thread's chunk in step `it`.
+  __device__ __forceinline__ int at(int it) const {
+    return (row0 + it * ROWS_PER_STEP) * STRIDE + chunk * CHUNK;
+  }
+};
+
+// Global -> shared copy of a [ROWS, HD] tile, 16 bytes per cp.async; rows past `valid_rows` are
+// zero-filled (exact zeros in S and P.V).
 template <int HD, int ROWS, int STRIDE, int THREADS, class T>
 __device__ __forceinline__ void
 copy_wide_tile_async(T* smem, const T* gmem, std::int64_t row_stride, int valid_rows, int tid) {
-  constexpr int CHUNK = 16 / static_cast<int>(sizeof(T));
-  constexpr int CHUNKS = HD / CHUNK;
-  constexpr int ROWS_PER_STEP = THREADS / CHUNKS;
-  static_assert(THREADS % CHUNKS == 0 && ROWS % ROWS_PER_STEP == 0, "uneven tile split");
-  const int row0 = tid / CHUNKS;
-  const int chunk = tid % CHUNKS;
-  const T* src = gmem + row0 * row_stride + chunk * CHUNK;
-  const std::int64_t step = ROWS_PER_STEP * row_stride;
-  const std::uint32_t dst = smem_addr(smem + row0 * STRIDE + chunk * CHUNK);
+  using Chunks = TileChunks<HD, ROWS, STRIDE, THREADS, T>;
+  const Chunks c(tid);
+  const T* src = gmem + c.row0 * row_stride + c.chunk * Chunks::CHUNK;
+  const std::int64_t step = Chunks::ROWS_PER_STEP * row_stride;
 #pragma unroll
-  for (int it = 0; it < ROWS / ROWS_PER_STEP; ++it) {
-    const bool valid = row0 + it * ROWS_PER_STEP < valid_rows;
-    cp_async_16(dst + it * ROWS_PER_STEP * STRIDE * sizeof(T), valid ? src : gmem, valid);
+  for (int it = 0; it < Chunks::STEPS; ++it) {
+    const bool valid = c.row0 + it * Chunks::ROWS_PER_STEP < valid_rows;
+    cp_async_16(smem_addr(smem + c.at(it)), valid ? src : gmem, valid);
     src += step;
   }
+}
+
+// This thread's chunks of a landed K or V tile into the math's operand form, in place
+// (M::convert: TF32 rounding in the TF32 mode, nothing otherwise).
+template <class M, int HD, int ROWS, int STRIDE, int THREADS, class T>
+__device__ __forceinline__ void convert_wide_tile(T* smem, int tid) {
+  using Chunks = TileChunks<HD, ROWS, STRIDE, THREADS, T>;
+  const Chunks c(tid);
+#pragma unroll
+  for (int it = 0; it < Chunks::STEPS; ++it)
+    M::convert(smem + c.at(it));
 }
 
 // Softcap (c * tanh(s * scale / c)) and mask (-inf) on this warp's scores: s[nt][2h + e] is
@@ -139,7 +165,8 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
     for (int nb = n_max - 1; nb >= n_min; --nb) {
       const int j0 = nb * BLOCK_N;
       cp_async_wait<0>();
-      __syncthreads(); // K[nb] (and Q) landed; every warp is done with V[nb + 1]
+      convert_wide_tile<M, HD, BLOCK_N, QS, C::THREADS>(sK, tid);
+      __syncthreads(); // K[nb] (and Q) landed and converted; every warp is done with V[nb + 1]
       copy_wide_tile_async<HD, BLOCK_N, VS, C::THREADS>(sV, gV + j0 * p.v_row_stride,
                                                         p.v_row_stride, k_len - j0, tid);
       cp_async_commit();
@@ -159,7 +186,7 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
         for (int nt = 0; nt < NT; ++nt) {
           const T* kb = k_frag + nt * 8 * QS + kk * 8;
           typename M::B b;
-          M::prep_b(b, {kb[0], kb[4]});
+          M::load_b(b, kb, 4);
           M::mma(s[nt], a, b);
         }
       }
@@ -168,7 +195,8 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
         cap_and_mask_wide(s, softcap, cap_in, masked, rule, m0 + warp_row0, j0, lane);
 
       cp_async_wait<0>();
-      __syncthreads(); // V[nb] landed; every warp is done with K[nb]
+      convert_wide_tile<M, HD, BLOCK_N, VS, C::THREADS>(sV, tid);
+      __syncthreads(); // V[nb] landed and converted; every warp is done with K[nb]
       if (nb > n_min) {
         load_k(nb - 1);
         cp_async_commit();
@@ -213,7 +241,7 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
         for (int dt = 0; dt < DT; ++dt) {
           const T* vb = v_frag + nt * 8 * VS + dt * 8;
           typename M::B b;
-          M::prep_b(b, {vb[0], vb[VS]});
+          M::load_b(b, vb, VS);
           M::mma(o[dt], a, b);
         }
       }

@@ -12,8 +12,12 @@
 //        second term (one more cvt per element): written, not measured (device time ran out).
 //   f32 with options.allow_tf32 (WideMathTf32): the operands rounded to TF32 (cvt.rna, 2^-11
 //        relative each), one MMA per product: within ~2^-10 |a||b|, a third of the MMAs.
-// Fragments: a[4] and b[2] in the m16n8k8 layout of ptx.cuh. `prep_a`/`prep_b` convert a
-// fragment once for all the MMAs that reuse it.
+// Fragments: a[4] and b[2] in the m16n8k8 layout of ptx.cuh. `prep_a` converts an A fragment
+// (Q, P) once for all the MMAs that reuse it. The B operands (K, V) are shared by every warp of
+// the CTA: `convert` may turn a landed 16-byte chunk of them into the operand form once per
+// tile, in place in shared memory (by the thread that copied it, wide_fwd_kernel.cuh), and
+// `load_b` reads a fragment from there and finishes it. The TF32 mode rounds in place
+// (1.03-1.07x over each warp rounding its own fragments: 8 warps rounded the same K and V).
 #pragma once
 
 #include <cmath>
@@ -37,9 +41,11 @@ struct WideMath<double> {
     for (int i = 0; i < 4; ++i)
       out[i] = a[i];
   }
-  __device__ __forceinline__ static void prep_b(B& out, const double (&b)[2]) {
-    out[0] = b[0];
-    out[1] = b[1];
+  // K and V stay as they are in shared memory.
+  __device__ __forceinline__ static void convert(double*) {}
+  __device__ __forceinline__ static void load_b(B& out, const double* p, int second) {
+    out[0] = p[0];
+    out[1] = p[second];
   }
   __device__ __forceinline__ static void mma(double (&d)[4], const A& a, const B& b) {
     mma_f64_m16n8k8(d, a, b);
@@ -75,8 +81,13 @@ struct WideMath<float> : WideF32Functions {
   __device__ __forceinline__ static void prep_a(A& out, const float (&a)[4]) {
     split(out.big, out.small, a);
   }
-  __device__ __forceinline__ static void prep_b(B& out, const float (&b)[2]) {
-    split(out.big, out.small, b);
+  // Split per warp as the fragment is loaded. Splitting once per tile in shared memory (the big
+  // part in place, the small one in a second array) ran 1.01-1.03x at head dim 64 and 0.99-1.01x
+  // at 128 on the H100 (the kernel is bound by its three MMAs per product, not by the splits),
+  // and doubles K's and V's shared memory: 198 KiB at head dim 128, past the A100's 163 KiB.
+  __device__ __forceinline__ static void convert(float*) {}
+  __device__ __forceinline__ static void load_b(B& out, const float* p, int second) {
+    split(out.big, out.small, {p[0], p[second]});
   }
   // Three TF32 MMAs into the one fp32 accumulator.
   __device__ __forceinline__ static void mma(float (&d)[4], const A& a, const B& b) {
@@ -97,7 +108,15 @@ struct WideMathTf32 : WideF32Functions {
       out[i] = to_tf32(x[i]);
   }
   __device__ __forceinline__ static void prep_a(A& out, const float (&a)[4]) { round(out, a); }
-  __device__ __forceinline__ static void prep_b(B& out, const float (&b)[2]) { round(out, b); }
+  // Rounded to TF32 in place.
+  __device__ __forceinline__ static void convert(float* x) {
+    const float4 v = *reinterpret_cast<const float4*>(x);
+    *reinterpret_cast<uint4*>(x) = uint4{to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w)};
+  }
+  __device__ __forceinline__ static void load_b(B& out, const float* p, int second) {
+    out[0] = __float_as_uint(p[0]);
+    out[1] = __float_as_uint(p[second]);
+  }
   __device__ __forceinline__ static void mma(float (&d)[4], const A& a, const B& b) {
     mma_tf32_m16n8k8(d, a, b);
   }
