@@ -4,8 +4,6 @@
 // the fp64 reference on the same rounded inputs (tolerances: gpu/device_check.hpp).
 #include <doctest/doctest.h>
 
-#include <cuda_runtime_api.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -14,9 +12,7 @@
 #include <vector>
 
 #include "common/dispatch_fixture.hpp"
-#include "gpu/device_buffer.hpp"
 #include "gpu/device_check.hpp"
-#include "gpu/device_forward.hpp"
 #include "kokkosattn/detail/host_access.hpp"
 #include "naive/naive_backend.hpp"
 #include "naive/naive_forward.hpp"
@@ -159,15 +155,7 @@ TEST_CASE("naive/device: a NaN in q makes its row NaN and leaves the others alon
     INFO(products_name(products));
     Attn a(spec_of(1, 20, 30, 2, 1, 64, 64, DType::f32));
     const auto run = [&] {
-      poison(a.out.view);
-      poison(a.lse.view());
-      DeviceForward dev(a);
-      const Dims d = validate(dev.problem);
-      ExecContext x;
-      x.device = Device::cuda;
-      naive_on(products).forward(dev.problem, d, x);
-      KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-      dev.download();
+      run_on_device(naive_on(products), a);
       return std::pair{a.out_values(), a.lse_values()};
     };
     const auto [clean_out, clean_lse] = run();
