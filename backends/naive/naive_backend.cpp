@@ -24,8 +24,9 @@ std::string products_description(Products products) {
     return have_kokkos_kernels ? "products as hand-written loops (forced)"
                                : "products as hand-written loops (built without Kokkos Kernels)";
   return "products as Kokkos Kernels GEMMs (" + kokkos_kernels_tpls() +
-         "; one strided batch per product on Kokkos::Cuda with cuBLAS, else KokkosBlas::gemm per "
-         "(batch, KV head))";
+         "; on Kokkos::Cuda with cuBLAS one batch per product, straight on fp32/fp64 tensors "
+         "whose head dim has unit stride and on head-major copies otherwise; else "
+         "KokkosBlas::gemm per (batch, KV head))";
 }
 
 class NaiveBackend final : public BackendImpl {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "kokkos_common/kokkos_scalar.hpp"
 #include "kokkos_common/light_launch.hpp"
@@ -18,7 +19,13 @@
 #include "naive/naive_scratch.hpp"
 #include "naive/naive_softmax.hpp"
 #if KOKKOSATTN_HAS_KOKKOSKERNELS
+#include "naive/naive_direct_gemm.hpp"
 #include "naive/naive_gemm.hpp"
+#endif
+#if defined(KATTN_NAIVE_CUBLAS_BATCH) && KATTN_NAIVE_CUBLAS_BATCH
+#define KATTN_NAIVE_DIRECT 1
+#else
+#define KATTN_NAIVE_DIRECT 0
 #endif
 
 namespace kattn::naive {
@@ -61,6 +68,23 @@ ScratchLayout scratch_layout(const Params& a, Products products) {
   return l;
 }
 
+#if KATTN_NAIVE_DIRECT
+// The GEMM path on the caller's tensors (naive_direct_gemm.hpp): scores, the softmax, out.
+template <class Mem, class Acc>
+void forward_direct(const Kokkos::Cuda& exec, const Params& a, const Strided4<const Acc, Mem>& q,
+                    const Strided4<const Acc, Mem>& k, const Strided4<const Acc, Mem>& v,
+                    const Strided4<Acc, Mem>& out) {
+  const std::size_t scores_bytes = scratch_layout<Acc>(a, Products::loops).bytes;
+  const ScratchLease<Kokkos::Cuda> scratch(exec, scores_bytes + direct_operand_bytes(a));
+  const ScoreRows<Acc, Mem> scores(scratch.template at<Acc>(0), a.B * a.N * a.T, a.S);
+  const DirectOperands<Acc> ops =
+      direct_operands_at<Acc>(scratch.template at<unsigned char>(scores_bytes), a);
+  direct_scores(exec, q, k, v, out, a, ops, scores.data());
+  softmax_rows<true>(exec, a, scores);
+  direct_out(exec, v, out, a, ops);
+}
+#endif
+
 template <class ExecSpace, class T>
 void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d,
                    Products products) {
@@ -92,6 +116,11 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   a.lens_k = side(p.extras.seqlens_k);
   a.lse = side(p.extras.lse);
 
+#if KATTN_NAIVE_DIRECT
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda> && std::is_same_v<T, Acc>)
+    if (products == Products::gemm && direct_products_serve(a, q, k, v, out))
+      return forward_direct(exec, a, q, k, v, out);
+#endif
   const ScratchLayout layout = scratch_layout<Acc>(a, products);
   // The kernels below are enqueued on exec and use the lease's memory, which the next lease
   // hands on in stream order (naive_scratch.hpp).

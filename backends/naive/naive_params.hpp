@@ -99,6 +99,11 @@ KOKKOS_INLINE_FUNCTION bool sees(const Params& a, const MaskRule& rule, Index b,
          static_cast<const std::uint8_t*>(a.mask.data)[broadcast_offset(a.mask, b, n, i, j)] != 0;
 }
 
+// Whether the score rule is the window alone: no boolean mask, bias, ALiBi or softcap.
+KOKKOS_INLINE_FUNCTION bool rule_is_window_only(const Params& a) {
+  return !a.mask.data && !a.bias.data && !a.slopes.data && !(a.softcap > 0);
+}
+
 // The score rule after the product s = scale * q.k (docs/semantics.md): softcap, bias, ALiBi.
 template <class Acc>
 KOKKOS_INLINE_FUNCTION Acc score_of(const Params& a, const MaskRule& rule, Index b, Index n,

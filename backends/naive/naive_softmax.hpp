@@ -6,11 +6,12 @@
 // With apply_rule the matrix holds scale * q.k (the GEMM path) and the first pass turns each
 // entry into its score (softcap, bias, ALiBi; -inf where the key is not visible); without, the
 // scores are already there (the loop path). Three passes: max, exp and sum, scale by 1/sum.
-// On a GPU the row is staged in team scratch (shared memory) when it fits, so that the matrix is
-// read once and written once (the passes in between stay on chip): the softmax is bandwidth
-// bound there, and the unstaged passes read and wrote it three times (~3 GiB at the codelab's
-// T = 2048). On the host, and for rows too long to stage, the passes work in place (on a CPU a
-// row sits in cache; the exp is what the softmax costs, one per score either way).
+// On a GPU, rows whose rule is the window alone and that fit the lanes' registers are held
+// there (naive_softmax_held.hpp, the common case). Other GPU rows are staged in team scratch
+// (shared memory) when they fit, so that the matrix is read once and written once (the passes
+// in between stay on chip): the unstaged passes read and wrote it three times (~3 GiB at the
+// codelab's T = 2048). On the host, and for rows too long to stage, the passes work in place (on
+// a CPU a row sits in cache; the exp is what the softmax costs, one per score either way).
 // A NaN score makes its row NaN (docs/semantics.md non_finite): the max treats it as +inf, as a
 // +inf score is, and exp(NaN - inf) carries it into the sum. A row without a finite score is
 // empty: all zero, LSE -inf.
@@ -23,6 +24,8 @@
 
 #include "kokkos_common/light_launch.hpp"
 #include "naive/naive_params.hpp"
+#include "naive/naive_softmax_held.hpp"
+#include "naive/naive_softmax_row.hpp"
 
 namespace kattn::naive::detail {
 
@@ -82,6 +85,11 @@ void softmax_rows(const ExecSpace& exec, const Params& a, const ScoreRows<Acc, M
   if (rows == 0)
     return;
   const int lanes = gpu ? Policy::vector_length_max() : 1;
+  // The common case on GPUs: the window rule alone on rows that fit the lanes' registers.
+  if constexpr (gpu && apply_rule)
+    if (rule_is_window_only(a))
+      if (const HeldShape held = held_shape<Acc>(a.S, lanes, scores.data()); held.width > 0)
+        return softmax_rows_held<ExecSpace, Acc, Mem>(exec, a, scores.data(), held);
   constexpr int U = gpu ? 8 : 1; // loads in flight per lane (lane_walk)
   const SoftmaxShape shape =
       softmax_shape(gpu, a.S, sizeof(Acc), static_cast<std::size_t>(Policy::scratch_size_max(0)));
@@ -119,10 +127,7 @@ void softmax_rows(const ExecSpace& exec, const Params& a, const ScoreRows<Acc, M
               });
             },
             Kokkos::Max<Acc>(m));
-        // A row without a visible key leaves m at Kokkos::Max's identity: -inf in Kokkos 5, the
-        // lowest finite value in Kokkos 4. Such a row is told by its sum, whatever the identity
-        // (exp(-inf - shift) = 0; a row with a visible key sums to >= 1, its maximum's exp(0)).
-        const Acc shift = m == -inf ? Acc(0) : m;
+        const Acc shift = row_shift(m); // naive_softmax_row.hpp
         Acc sum = 0;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(team, lanes),
@@ -141,13 +146,7 @@ void softmax_rows(const ExecSpace& exec, const Params& a, const ScoreRows<Acc, M
             lane_walk<U>(v, lanes, a.S, staging,
                          [&](const Index j, const Acc x) { scores(row, j) = x * inv; });
           });
-        float* lse = static_cast<float*>(a.lse.data);
-        if (lse)
-          Kokkos::single(Kokkos::PerThread(team), [&] {
-            lse[b * a.lse.stride[0] + n * a.lse.stride[1] + i * a.lse.stride[2]] =
-                sum == 0 ? -Kokkos::Experimental::infinity_v<float>
-                         : static_cast<float>(shift + Kokkos::log(sum));
-          });
+        Kokkos::single(Kokkos::PerThread(team), [&] { store_lse(a, b, n, i, shift, sum); });
       });
 }
 

@@ -1,7 +1,8 @@
 // The naive backend on Kokkos::Cuda through device pointers, both implementations of its two
-// products: the Kokkos Kernels GEMMs (one cuBLAS strided batch per product, then the
-// lane-parallel row softmax that applies the score rule) and the hand-written loops, against
-// the fp64 reference on the same rounded inputs (tolerances: gpu/device_check.hpp).
+// products: the Kokkos Kernels GEMMs (one cuBLAS batch per product, on the caller's fp32/fp64
+// tensors or on head-major copies, then the row softmax that applies the score rule) and the
+// hand-written loops, against the fp64 reference on the same rounded inputs (tolerances:
+// gpu/device_check.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -116,6 +117,30 @@ TEST_CASE("naive/device: padded batches, empty sequences, permuted storage") {
   check_naive_on_device(o);
 }
 
+// Rows of S keys through each softmax form: padded queries and keys (the second batch's rows see
+// no key: out 0, LSE -inf), a top-left band (every row sees keys i-2..i, the rest -inf), a
+// bottom-right window, causal GQA.
+namespace {
+void check_rows_of_length(DType dtype, std::int64_t S) {
+  Spec pad = spec_of(2, 7, S, 2, 1, 64, 64, dtype);
+  pad.q_lens = {7, 3};
+  pad.k_lens = {S - 3, 0};
+  check_naive_on_device(pad);
+  Spec band = spec_of(1, 9, S, 2, 1, 64, 64, dtype);
+  band.opt.window_left = 2;
+  band.opt.window_right = 0;
+  check_naive_on_device(band);
+  Spec window = spec_of(1, 9, S, 2, 1, 64, 64, dtype);
+  window.opt.window_left = 3;
+  window.opt.window_right = 1;
+  window.opt.alignment = Alignment::bottom_right;
+  check_naive_on_device(window);
+  Spec causal = spec_of(1, 5, S, 4, 2, 64, 64, dtype);
+  causal.opt.causal = true;
+  check_naive_on_device(causal);
+}
+} // namespace
+
 // The softmax stages a row in team scratch when it fits (4, 2 or 1 rows per team) and works in
 // place past that: each way once, with rows that see no key (a staged empty row must write its
 // zeros) and a narrow window.
@@ -136,15 +161,35 @@ TEST_CASE("naive/device: long rows, staged 4, 2, 1 per team and in place") {
         softmax_shape(true, c.S, c.dtype == DType::f64 ? sizeof(double) : sizeof(float), level0);
     REQUIRE(shape.rows_per_team == c.rows_per_team);
     REQUIRE(shape.staged == c.staged);
-    Spec pad = spec_of(2, 6, c.S, 2, 1, 64, 64, c.dtype);
-    pad.q_lens = {6, 6};
-    pad.k_lens = {c.S - 5, 0}; // the second batch's rows see no key: out 0, LSE -inf
-    check_naive_on_device(pad);
-    Spec band = spec_of(1, 9, c.S, 2, 1, 64, 64, c.dtype);
-    band.opt.window_left = 2;
-    band.opt.window_right = 0; // top-left: every row sees keys i-2..i, the rest -inf
-    check_naive_on_device(band);
-    check_naive_on_device(spec_of(1, 5, c.S, 2, 2, 64, 64, c.dtype));
+    check_rows_of_length(c.dtype, c.S);
+  }
+}
+
+// Rows of the window rule alone are held in registers up to 64 fp32 / 32 fp64 scores per lane
+// (a quarter of that in the short form), read as 16-byte vectors when the row length allows and
+// one score at a time when not: both widths at each form's capacity, and the first length past
+// the capacity (staged instead), with padded keys, rows that see no key and a band.
+TEST_CASE("naive/device: rows held in registers, both widths and forms, past the capacity") {
+  using naive::detail::held_shape;
+  const int lanes = 32; // a CUDA warp
+  alignas(16) static const double row_start[2] = {};
+  struct Held {
+    DType dtype;
+    std::int64_t S;
+    int width;    // 0: past the capacity, staged
+    int per_lane; // values a lane holds
+  };
+  for (const Held& c :
+       {Held{DType::f32, 2048, 4, 64}, Held{DType::f32, 2046, 1, 64}, Held{DType::f32, 2052, 0, 0},
+        Held{DType::f32, 512, 4, 16}, Held{DType::f32, 511, 1, 16}, Held{DType::f32, 516, 4, 64},
+        Held{DType::f64, 1024, 2, 32}, Held{DType::f64, 1023, 1, 32}, Held{DType::f64, 1026, 0, 0},
+        Held{DType::f64, 256, 2, 8}, Held{DType::bf16, 36, 4, 16}}) {
+    INFO(to_string(c.dtype), " S=", c.S);
+    const auto held = c.dtype == DType::f64 ? held_shape<double>(c.S, lanes, row_start)
+                                            : held_shape<float>(c.S, lanes, row_start);
+    REQUIRE(held.width == c.width);
+    REQUIRE(held.per_lane == c.per_lane);
+    check_rows_of_length(c.dtype, c.S);
   }
 }
 
