@@ -3,12 +3,15 @@
 // A warp owns 16 query rows (the m16 of the m16n8k8 MMAs in wide_math.cuh); a CTA of WARPS warps
 // walks the keys BLOCK_N at a time. Tiles are row-major with padded rows, chosen so that every
 // fragment load is conflict-free (lane: g = lane / 4, t = lane % 4):
-//   Q and K  element (row g, column t),      V  element (row 2t + s, column g)
+//   Q and K  element (row g, column t) (f64),  V  element (row 2t + s, column g)
 // (V's rows are read by key pairs: wide_fwd_kernel.cuh's P.V relabels each 8-key score tile).
 //   f64 (a half-warp's 16 lanes share a request): 2 (g S + t) distinct mod 32 for g, t < 4 needs
 //       S = 4 mod 16; 2 ((2t + s) S + g) needs S = 2 mod 8.
-//   f32 (a warp's 32 lanes): g S + t for g < 8 needs S = 4 mod 32; (2t + s) S + g, t < 4, g < 8,
-//       needs 2S = 8 mod 32, which S = 4 mod 32 also gives.
+//   f32 (a warp's 32 lanes): V as f64's, (2t + s) S + g for t < 4, g < 8 needs 2S = 8 mod 32
+//       (S = 4 mod 32). Q and K are read as 16-byte vectors instead: lane t takes columns
+//       4t..4t+3 of each 16-column chunk for two k-steps (the head-dim index permuted alike in Q
+//       and K, which leaves Q K^T unchanged; wide_fwd_kernel.cuh), and a quarter-warp phase
+//       (rows g, g + 1, four lanes each) touches 32 distinct banks when S = 16 mod 32.
 #pragma once
 
 namespace kattn::cuda_kernels::sm80 {
@@ -31,7 +34,7 @@ template <>
 struct WideTraits<double, 128> {
   static constexpr int WARPS = 8, BLOCK_N = 32, CTAS = 1;
 };
-// f32: the f64 shapes with half the bytes; 64-key tiles at both head dims (68 / 135 KiB).
+// f32: the f64 shapes with half the bytes; 64-key tiles at both head dims (77 / 141 KiB).
 template <>
 struct WideTraits<float, 64> {
   static constexpr int WARPS = 8, BLOCK_N = 64, CTAS = 1;
@@ -49,7 +52,7 @@ struct WideConfig : WideTraits<T, HD> {
   static constexpr int THREADS = 32 * WARPS;
   static constexpr int WARP_ROWS = 16;
   static constexpr int BLOCK_M = WARP_ROWS * WARPS;
-  static constexpr int QK_STRIDE = HD + 4; // elements per row of the Q and K tiles
+  static constexpr int QK_STRIDE = F64 ? HD + 4 : HD + 16; // elements per row of Q and K
   static constexpr int V_STRIDE = F64 ? HD + 2 : HD + 4;
   static constexpr int CHUNK = 16 / static_cast<int>(sizeof(T)); // elements per cp.async
   static constexpr int Q_ELEMS = BLOCK_M * QK_STRIDE;
@@ -58,7 +61,7 @@ struct WideConfig : WideTraits<T, HD> {
   static constexpr int SMEM_BYTES = (Q_ELEMS + K_ELEMS + V_ELEMS) * static_cast<int>(sizeof(T));
   static_assert(HD % 32 == 0);
   static_assert(F64 ? QK_STRIDE % 16 == 4 && V_STRIDE % 8 == 2
-                    : QK_STRIDE % 32 == 4 && V_STRIDE % 32 == 4);
+                    : QK_STRIDE % 32 == 16 && V_STRIDE % 32 == 4);
   // cp.async writes 16-byte chunks: every row must start 16-byte aligned.
   static_assert(QK_STRIDE % CHUNK == 0 && V_STRIDE % CHUNK == 0);
 };

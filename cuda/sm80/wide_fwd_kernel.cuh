@@ -159,8 +159,9 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
     cp_async_commit();
 
     // This lane's first fragment element in each tile (see wide_config.cuh).
-    const T* q_frag = sQ + (warp_row0 + g) * QS + t;
-    const T* k_frag = sK + g * QS + t;
+    const int qk_col = C::F64 ? t : 4 * t; // f32 reads Q and K as 16-byte vectors
+    const T* q_frag = sQ + (warp_row0 + g) * QS + qk_col;
+    const T* k_frag = sK + g * QS + qk_col;
     const T* v_frag = sV + 2 * t * VS + g;
     for (int nb = n_max - 1; nb >= n_min; --nb) {
       const int j0 = nb * BLOCK_N;
@@ -177,17 +178,41 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           s[nt][e] = T(0);
+      if constexpr (C::F64) {
 #pragma unroll
-      for (int kk = 0; kk < HD / 8; ++kk) {
-        const T* qa = q_frag + kk * 8;
-        typename M::A a;
-        M::prep_a(a, {qa[0], qa[8 * QS], qa[4], qa[8 * QS + 4]});
+        for (int kk = 0; kk < HD / 8; ++kk) {
+          const T* qa = q_frag + kk * 8;
+          typename M::A a;
+          M::prep_a(a, {qa[0], qa[8 * QS], qa[4], qa[8 * QS + 4]});
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const T* kb = k_frag + nt * 8 * QS + kk * 8;
-          typename M::B b;
-          M::load_b(b, kb, 4);
-          M::mma(s[nt], a, b);
+          for (int nt = 0; nt < NT; ++nt) {
+            const T* kb = k_frag + nt * 8 * QS + kk * 8;
+            typename M::B b;
+            M::load_b(b, kb, 4);
+            M::mma(s[nt], a, b);
+          }
+        }
+      } else {
+        // Two k-steps per 16-byte load: lane t's columns 4t, 4t + 1 serve the first step's k
+        // indices t, t + 4 and 4t + 2, 4t + 3 the second's, in Q and K alike (wide_config.cuh).
+        // One LDS.128 where two k-steps took four LDS.32 per fragment: +3-5% at head dim 128
+        // on the H100 (benchmarks/results/h100-2026-12-06-cuda-f32-lds128.md).
+#pragma unroll
+        for (int kk = 0; kk < HD / 8; kk += 2) {
+          const float4 q0 = *reinterpret_cast<const float4*>(q_frag + kk * 8);
+          const float4 q1 = *reinterpret_cast<const float4*>(q_frag + kk * 8 + 8 * QS);
+          typename M::A a0, a1;
+          M::prep_a(a0, {q0.x, q1.x, q0.y, q1.y});
+          M::prep_a(a1, {q0.z, q1.z, q0.w, q1.w});
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            const float4 kv = *reinterpret_cast<const float4*>(k_frag + nt * 8 * QS + kk * 8);
+            typename M::B b0, b1;
+            M::make_b(b0, kv.x, kv.y);
+            M::make_b(b1, kv.z, kv.w);
+            M::mma(s[nt], a0, b0);
+            M::mma(s[nt], a1, b1);
+          }
         }
       }
       const bool masked = rule.tile_needs_mask(m0, m_last, j0, BLOCK_N);

@@ -16,8 +16,9 @@
 // (Q, P) once for all the MMAs that reuse it. The B operands (K, V) are shared by every warp of
 // the CTA: `convert` may turn a landed 16-byte chunk of them into the operand form once per
 // tile, in place in shared memory (by the thread that copied it, wide_fwd_kernel.cuh), and
-// `load_b` reads a fragment from there and finishes it. The TF32 mode rounds in place
-// (1.03-1.07x over each warp rounding its own fragments: 8 warps rounded the same K and V).
+// `load_b` reads a fragment from there and finishes it (`make_b` from values already loaded). The
+// TF32 mode rounds in place (1.03-1.07x over each warp rounding its own fragments: 8 warps rounded
+// the same K and V).
 #pragma once
 
 #include <cmath>
@@ -43,9 +44,12 @@ struct WideMath<double> {
   }
   // K and V stay as they are in shared memory.
   __device__ __forceinline__ static void convert(double*) {}
+  __device__ __forceinline__ static void make_b(B& out, double x, double y) {
+    out[0] = x;
+    out[1] = y;
+  }
   __device__ __forceinline__ static void load_b(B& out, const double* p, int second) {
-    out[0] = p[0];
-    out[1] = p[second];
+    make_b(out, p[0], p[second]);
   }
   __device__ __forceinline__ static void mma(double (&d)[4], const A& a, const B& b) {
     mma_f64_m16n8k8(d, a, b);
@@ -86,8 +90,11 @@ struct WideMath<float> : WideF32Functions {
   // at 128 on the H100 (the kernel is bound by its three MMAs per product, not by the splits),
   // and doubles K's and V's shared memory: 198 KiB at head dim 128, past the A100's 163 KiB.
   __device__ __forceinline__ static void convert(float*) {}
+  __device__ __forceinline__ static void make_b(B& out, float x, float y) {
+    split(out.big, out.small, {x, y});
+  }
   __device__ __forceinline__ static void load_b(B& out, const float* p, int second) {
-    split(out.big, out.small, {p[0], p[second]});
+    make_b(out, p[0], p[second]);
   }
   // Three TF32 MMAs into the one fp32 accumulator.
   __device__ __forceinline__ static void mma(float (&d)[4], const A& a, const B& b) {
@@ -113,9 +120,12 @@ struct WideMathTf32 : WideF32Functions {
     const float4 v = *reinterpret_cast<const float4*>(x);
     *reinterpret_cast<uint4*>(x) = uint4{to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w)};
   }
+  __device__ __forceinline__ static void make_b(B& out, float x, float y) {
+    out[0] = __float_as_uint(x);
+    out[1] = __float_as_uint(y);
+  }
   __device__ __forceinline__ static void load_b(B& out, const float* p, int second) {
-    out[0] = __float_as_uint(p[0]);
-    out[1] = __float_as_uint(p[second]);
+    make_b(out, p[0], p[second]);
   }
   __device__ __forceinline__ static void mma(float (&d)[4], const A& a, const B& b) {
     mma_tf32_m16n8k8(d, a, b);
