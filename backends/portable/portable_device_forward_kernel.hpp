@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kokkos_common/kokkos_scalar.hpp"
 #include "portable/portable_kernel_choice.hpp"
@@ -194,6 +195,18 @@ struct DeviceForwardKernel {
       x[e] = h + e < H ? Traits::load(src[(h + e) * sd]) * mul : Acc(0);
   }
 
+  // exp of a non-positive x (or -inf, or NaN): exp2 on the device's special-function unit after
+  // one multiply. The host's polynomial exp_nonpositive (written to vectorise) costs ~17
+  // instructions a score here; MUFU's: 1.05-1.07x the whole forward with the P.V loop below
+  // (H100, benchmarks/results/h100-2026-12-06-portable-exp2.md).
+  // f64 keeps Kokkos::exp (the rounded multiply would cost it ~1e-13 relative at x = -700).
+  KOKKOS_FORCEINLINE_FUNCTION static Acc device_exp(Acc x) {
+    if constexpr (std::is_same_v<Acc, float>)
+      return Kokkos::exp2(x * 1.44269504f);
+    else
+      return Kokkos::exp(x);
+  }
+
   KOKKOS_FUNCTION void operator()(const Team& team) const {
     const Index lr = team.league_rank();
     const QueryBlock blk = query_block(c, lr, n_qblocks, Br);
@@ -315,12 +328,12 @@ struct DeviceForwardKernel {
         const Acc m_new = t > m[r] ? t : m[r];
         // A row that has seen nothing yet keeps -inf; exp(-inf - 0) = 0 keeps its P zero.
         const Acc base = m_new == neg_inf<Acc>() ? Acc(0) : m_new;
-        const Acc alpha = exp_nonpositive(m[r] - base);
+        const Acc alpha = device_exp(m[r] - base);
         m[r] = m_new;
         Acc sum = 0;
         KATTN_UNROLL
         for (int e = 0; e < KM; ++e) {
-          Acc p = exp_nonpositive(s[r][e] - base);
+          Acc p = device_exp(s[r][e] - base);
           sum += p;
           if constexpr (kExtras)
             if (c.dropout && r0 + r < rows)
@@ -345,8 +358,11 @@ struct DeviceForwardKernel {
         team.team_barrier(); // P^T written; the Q^T/K^T (or previous V) space is read
         stage_v(team, sc, b, kh, sq.k_tok0 + j0 + v0, cols - v0, Hv);
         team.team_barrier();
-        const int kn = Kokkos::min(int{VC}, cols - v0);
-        for (int kk = 0; kk < kn; ++kk) {
+        // All VC keys of the chunk, a count the compiler knows: keys past the tile's end have
+        // P = 0 (masked to -inf above) and V rows of 0 (stage_v), and the loop's loads are
+        // issued ahead of their FMAs (the runtime count left each LDS used ~6 instructions on).
+        KATTN_UNROLL_BY(4)
+        for (int kk = 0; kk < VC; ++kk) {
           Acc p[RM], vv[NC];
           KATTN_UNROLL
           for (int r = 0; r < RM; r += 4) {
