@@ -69,19 +69,19 @@ bool direct_products_serve(const Params& a, const Strided4<const Acc, Mem>& q,
          operand_ld(q) && operand_ld(k) && operand_ld(v) && operand_ld(out);
 }
 
-// The operands of both products for each (b, n), e = b * N + n: q, k, scores (= P), v, out.
+// The operands of both products for each (b, n), e = b * N + n: q, k, v, out and the scores,
+// GEMM 1's output and (as P after the softmax) GEMM 2's input.
 template <class Acc>
 struct DirectOperands {
   const Acc** q;
   const Acc** k;
   Acc** s;
-  const Acc** p;
   const Acc** v;
   Acc** o;
 };
 
 inline std::size_t direct_operand_bytes(const Params& a) {
-  return 6 * aligned_bytes(static_cast<std::size_t>(a.B * a.N), sizeof(void*));
+  return 5 * aligned_bytes(static_cast<std::size_t>(a.B * a.N), sizeof(void*));
 }
 
 template <class Acc>
@@ -89,8 +89,8 @@ DirectOperands<Acc> direct_operands_at(unsigned char* base, const Params& a) {
   const std::size_t one = aligned_bytes(static_cast<std::size_t>(a.B * a.N), sizeof(void*));
   const auto at = [&](int i) { return base + static_cast<std::size_t>(i) * one; };
   return {reinterpret_cast<const Acc**>(at(0)), reinterpret_cast<const Acc**>(at(1)),
-          reinterpret_cast<Acc**>(at(2)),       reinterpret_cast<const Acc**>(at(3)),
-          reinterpret_cast<const Acc**>(at(4)), reinterpret_cast<Acc**>(at(5))};
+          reinterpret_cast<Acc**>(at(2)), reinterpret_cast<const Acc**>(at(3)),
+          reinterpret_cast<Acc**>(at(4))};
 }
 
 // scores = scale * q.k as [B, N, T, S]; writes the operand pointers of both products first.
@@ -109,7 +109,6 @@ void direct_scores(const Kokkos::Cuda& exec, const Strided4<const Acc, Mem>& q,
         ops.q[e] = &q(b, 0, n, 0);
         ops.k[e] = &k(b, 0, kh, 0);
         ops.s[e] = scores + e * TS;
-        ops.p[e] = scores + e * TS;
         ops.v[e] = &v(b, 0, kh, 0);
         ops.o[e] = &out(b, 0, n, 0);
       });
@@ -122,7 +121,7 @@ void direct_scores(const Kokkos::Cuda& exec, const Strided4<const Acc, Mem>& q,
 template <class Mem, class Acc>
 void direct_out(const Kokkos::Cuda& exec, const Strided4<const Acc, Mem>& v,
                 const Strided4<Acc, Mem>& out, const Params& a, const DirectOperands<Acc>& ops) {
-  cublas_pointer_batched(exec, SecondOp::plain, a.B * a.N, a.T, a.Hv, a.S, Acc(1), ops.p, a.S,
+  cublas_pointer_batched(exec, SecondOp::plain, a.B * a.N, a.T, a.Hv, a.S, Acc(1), ops.s, a.S,
                          ops.v, operand_ld(v), ops.o, operand_ld(out));
 }
 
