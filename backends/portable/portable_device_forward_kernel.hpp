@@ -57,6 +57,24 @@ struct alignas(4 * sizeof(T)) Quad {
   T v[4];
 };
 
+// ROWS rows of QPR quads staged by THREADS threads: TPR threads per row, QPT consecutive quads
+// each (thread t: row t % ROWS, quads (t / ROWS) * QPT ..).
+template <int ROWS, int QPR, int THREADS>
+struct RowPart {
+  static constexpr int TPR = THREADS / ROWS, QPT = QPR / TPR;
+  static_assert(TPR * ROWS == THREADS && QPT * TPR == QPR, "rows split evenly over the team");
+};
+
+// The V chunk's split: TPR >= 8 threads per row on interleaved quads (8 lanes' 16-byte stores
+// then cover the 32 banks, and their loads a 128-byte line), RPP rows per pass, NP passes.
+template <int ROWS, int QPR, int THREADS>
+struct VPart {
+  static constexpr int TPR = THREADS / ROWS > 8 ? THREADS / ROWS : 8;
+  static constexpr int RPP = THREADS / TPR, NP = ROWS / RPP, QPT = QPR / TPR;
+  static_assert(TPR * RPP == THREADS && RPP * NP == ROWS && QPT * TPR == QPR,
+                "rows split evenly over the team");
+};
+
 // kExtras: the instantiation that applies softcap, bias, ALiBi, boolean masks and dropout
 // (inlined per score element they cost registers the plain kernel must not pay for).
 template <class ExecSpace, class T, int HV, bool kExtras>
@@ -104,95 +122,105 @@ struct DeviceForwardKernel {
     return s;
   }
 
+  // A thread's row of a staging step: p its element 0, lim the elements it has (H or Hv; a Q or
+  // K row past the sequence has 0, stages as zeros, and p, then row 0's, is never read).
+  struct RowRef {
+    const T* p;
+    int lim;
+  };
+
+  // Whether the rows from `first` on (element stride sd, token stride st) may be read as aligned
+  // quads: every row start and every head-dim offset of 4 is then a multiple of Quad<T>'s size.
+  KOKKOS_INLINE_FUNCTION static bool rows_vec(const T* first, Index sd, Index st) {
+    return sd == 1 && st % 4 == 0 &&
+           reinterpret_cast<std::uintptr_t>(first) % alignof(Quad<T>) == 0;
+  }
+
+  // The Q and K chunks split by rows (RowPart): thread t owns quads part * QPT .. of Q row
+  // t % Br and of K row t % Bc, so that a warp's transposed stores go to consecutive words.
+  using QPart = RowPart<Br, HC / 4, kThreads>;
+  using KPart = RowPart<Bc, HC / 4, kThreads>;
+
   // The transposed Q and K chunks of a tile: qt[h][r] = scale * q[r][h0 + h] for r < rows,
-  // kt[h][c] = k[c][h0 + h] for c < cols (0 past them and past H). A thread's quads (4
-  // head-dim elements of a row; a row's chunk by consecutive threads) are loaded kDepth of Q and
-  // kDepth of K at a time before they are stored, so that their memory latencies overlap (one
-  // quad at a time left each load's latency exposed: a quarter of the stall samples under ncu);
-  // more in flight cost registers the accumulators need (spills at head dim 128).
-  static constexpr int kDepth = 2;
-  template <class QRow, class KRow>
-  KOKKOS_INLINE_FUNCTION void stage_qk(const Team& team, const Scratch& sc, int h0, int H, int rows,
-                                       int cols, const QRow& q_row, const KRow& k_row,
-                                       Acc scale) const {
-    constexpr int per_row = HC / 4;
-    constexpr int nq = Br * per_row / kThreads, nk = Bc * per_row / kThreads;
-    static_assert(nq * kThreads == Br * per_row && nk * kThreads == Bc * per_row, "whole quads");
-    constexpr int n = nq > nk ? nq : nk; // quads of the larger of the two
-    static_assert(n % kDepth == 0 || n < kDepth, "rounds of kDepth quads");
-    const int t = team.team_rank();
-    KATTN_UNROLL
-    for (int u0 = 0; u0 < n; u0 += kDepth) {
-      Acc xq[kDepth][4], xk[kDepth][4];
+  // kt[h][c] = k[c][h0 + h] for c < cols (0 past them and past H). With vec (team-uniform: both
+  // rows_vec, and H % 4 == 0 or the chunk below H) all of a thread's quads are loaded before any
+  // is stored, so that their latencies overlap; else element by element (strided or unaligned
+  // rows are rare: a loop kept small).
+  KOKKOS_INLINE_FUNCTION void stage_qk(const Scratch& sc, int t, int h0, const RowRef& qr,
+                                       const RowRef& kr, Acc scale, bool vec) const {
+    constexpr int nq = QPart::QPT, nk = KPart::QPT;
+    const int hq = (t / Br) * 4 * nq, hk = (t / Bc) * 4 * nk; // the thread's first chunk column
+    Acc* qd = sc.qt + hq * ldq + t % Br;
+    Acc* kd = sc.kt + hk * ldk + t % Bc;
+    const int q_left = qr.lim - h0 - hq, k_left = kr.lim - h0 - hk; // its row's elements left
+    if (vec) {
+      const T* qp = qr.p + h0 + hq;
+      const T* kp = kr.p + h0 + hk;
+      Quad<T> xq[nq], xk[nk];
       KATTN_UNROLL
-      for (int d = 0; d < kDepth; ++d) {
-        const int idx = t + (u0 + d) * kThreads, r = idx / per_row, h = (idx % per_row) * 4;
-        if (u0 + d < nq)
-          load_quad(r < rows ? q_row(r) : nullptr, h0 + h, H, q.sd, scale, xq[d]);
-        if (u0 + d < nk)
-          load_quad(r < cols ? k_row(r) : nullptr, h0 + h, H, k.sd, Acc(1), xk[d]);
-      }
+      for (int i = 0; i < nq; ++i)
+        xq[i] = 4 * i < q_left ? *reinterpret_cast<const Quad<T>*>(qp + 4 * i) : Quad<T>{};
       KATTN_UNROLL
-      for (int d = 0; d < kDepth; ++d) {
-        const int idx = t + (u0 + d) * kThreads, r = idx / per_row, h = (idx % per_row) * 4;
+      for (int i = 0; i < nk; ++i)
+        xk[i] = 4 * i < k_left ? *reinterpret_cast<const Quad<T>*>(kp + 4 * i) : Quad<T>{};
+      KATTN_UNROLL
+      for (int i = 0; i < nq; ++i)
         KATTN_UNROLL
-        for (int e = 0; e < 4; ++e) {
-          if (u0 + d < nq)
-            sc.qt[(h + e) * ldq + r] = xq[d][e];
-          if (u0 + d < nk)
-            sc.kt[(h + e) * ldk + r] = xk[d][e];
-        }
-      }
-    }
-  }
-
-  // V rows j0 + v0 .. + VC of the tile (0 past cols and past Hv) into vs[kk][HV], in rounds of
-  // 2 * kDepth quads (as stage_qk).
-  KOKKOS_INLINE_FUNCTION void stage_v(const Team& team, const Scratch& sc, Index b, Index kh,
-                                      Index tok0, int cols_left, int Hv) const {
-    constexpr int per_row = HV / 4, nv = VC * per_row / kThreads;
-    constexpr int depth = nv < 2 * kDepth ? nv : 2 * kDepth;
-    static_assert(nv * kThreads == VC * per_row && nv % depth == 0, "whole rounds of quads");
-    const int t = team.team_rank();
-    KATTN_UNROLL
-    for (int u0 = 0; u0 < nv; u0 += depth) {
-      Acc x[depth][4];
-      KATTN_UNROLL
-      for (int d = 0; d < depth; ++d) {
-        const int idx = t + (u0 + d) * kThreads, kk = idx / per_row, h = (idx % per_row) * 4;
-        load_quad(kk < cols_left ? v.data + v.at(b, tok0 + kk, kh, 0) : nullptr, h, Hv, v.sd,
-                  Acc(1), x[d]);
-      }
-      KATTN_UNROLL
-      for (int d = 0; d < depth; ++d) {
-        const int idx = t + (u0 + d) * kThreads, kk = idx / per_row, h = (idx % per_row) * 4;
-        *reinterpret_cast<Quad<Acc>*>(sc.vs + kk * HV + h) =
-            Quad<Acc>{{x[d][0], x[d][1], x[d][2], x[d][3]}};
-      }
-    }
-  }
-
-  // x[e] = mul * src[(h + e) * sd] for h + e < H, else 0: one vector load where the four
-  // elements are contiguous and aligned (the usual row), else element by element.
-  KOKKOS_INLINE_FUNCTION static void load_quad(const T* src, int h, int H, Index sd, Acc mul,
-                                               Acc* x) {
-    if (src == nullptr) { // a row past the sequence
-      KATTN_UNROLL
       for (int e = 0; e < 4; ++e)
-        x[e] = 0;
+        qd[(4 * i + e) * ldq] = Traits::load(xq[i].v[e]) * scale;
+      KATTN_UNROLL
+      for (int i = 0; i < nk; ++i)
+        KATTN_UNROLL
+      for (int e = 0; e < 4; ++e)
+        kd[(4 * i + e) * ldk] = Traits::load(xk[i].v[e]);
       return;
     }
-    const T* at = src + h;
-    if (sd == 1 && h + 4 <= H && reinterpret_cast<std::uintptr_t>(at) % alignof(Quad<T>) == 0) {
-      const Quad<T> v = *reinterpret_cast<const Quad<T>*>(at);
+    KATTN_UNROLL_BY(1)
+    for (int h = 0; h < 4 * nq; ++h)
+      qd[h * ldq] = h < q_left ? Traits::load(qr.p[(h0 + hq + h) * q.sd]) * scale : Acc(0);
+    KATTN_UNROLL_BY(1)
+    for (int h = 0; h < 4 * nk; ++h)
+      kd[h * ldk] = h < k_left ? Traits::load(kr.p[(h0 + hk + h) * k.sd]) : Acc(0);
+  }
+
+  using VP = VPart<VC, HV / 4, kThreads>;
+
+  // V rows of a chunk (0 past the tile's keys and past Hv) into vs[kk][HV]: thread t owns row
+  // t / TPR (and those RPP, 2 RPP, .. below it) and its quads t % TPR + TPR i. vr: its first row
+  // (left: the rows from it on that hold keys); vec: rows_vec and Hv % 4 == 0.
+  KOKKOS_INLINE_FUNCTION void stage_v(const Scratch& sc, int t, const RowRef& vr, int left,
+                                      bool vec) const {
+    constexpr int TPR = VP::TPR, RPP = VP::RPP, NP = VP::NP, nv = VP::QPT;
+    const int h = (t % TPR) * 4;
+    Acc* dst = sc.vs + (t / TPR) * HV + h;
+    const int h_left = vr.lim - h;
+    if (vec) {
+      Quad<T> x[NP][nv];
       KATTN_UNROLL
-      for (int e = 0; e < 4; ++e)
-        x[e] = Traits::load(v.v[e]) * mul;
+      for (int p = 0; p < NP; ++p)
+        KATTN_UNROLL
+      for (int i = 0; i < nv; ++i)
+        x[p][i] = p * RPP < left && 4 * TPR * i < h_left
+                      ? *reinterpret_cast<const Quad<T>*>(vr.p + p * RPP * v.st + h + 4 * TPR * i)
+                      : Quad<T>{};
+      KATTN_UNROLL
+      for (int p = 0; p < NP; ++p)
+        KATTN_UNROLL
+      for (int i = 0; i < nv; ++i)
+        *reinterpret_cast<Quad<Acc>*>(dst + p * RPP * HV + 4 * TPR * i) =
+            Quad<Acc>{{Traits::load(x[p][i].v[0]), Traits::load(x[p][i].v[1]),
+                       Traits::load(x[p][i].v[2]), Traits::load(x[p][i].v[3])}};
       return;
     }
-    KATTN_UNROLL
-    for (int e = 0; e < 4; ++e)
-      x[e] = h + e < H ? Traits::load(src[(h + e) * sd]) * mul : Acc(0);
+    KATTN_UNROLL_BY(1)
+    for (int p = 0; p < NP; ++p)
+      KATTN_UNROLL_BY(1)
+    for (int u = 0; u < 4 * nv; ++u) {
+      const int hh = 4 * TPR * (u / 4) + u % 4; // element u of the thread's quads
+      dst[p * RPP * HV + hh] = p * RPP < left && hh < h_left
+                                   ? Traits::load(vr.p[p * RPP * v.st + (h + hh) * v.sd])
+                                   : Acc(0);
+    }
   }
 
   // exp of a non-positive x (or -inf, or NaN): exp2 on the device's special-function unit after
@@ -237,7 +265,20 @@ struct DeviceForwardKernel {
         o[r][j] = 0;
     }
 
-    const auto q_row = [&](int r) { return q.data + q.at(b, sq.q_tok0 + i0 + r, n, 0); };
+    // The thread's staging rows (a row past the sequence points at row 0 and stages zeros), and
+    // whether quads may be read (rows_vec on the sequence's first row: st % 4 == 0 keeps the
+    // others aligned).
+    const int qrow = tid % Br, krow = tid % Bc, vrow = tid / VP::TPR;
+    const auto q_ref = [&] {
+      return RowRef{q.data + q.at(b, sq.q_tok0 + i0 + (qrow < rows ? qrow : 0), n, 0),
+                    qrow < rows ? H : 0};
+    };
+    // The plain kernel keeps its Q row across the key loop, kExtras takes it again per tile
+    // (each the fewer registers under ptxas, f32 HV=128: 225 against 231, 237 against 255).
+    [[maybe_unused]] const RowRef qr_block = q_ref();
+    const bool qk_vec = rows_vec(q.data + q.at(b, sq.q_tok0, n, 0), q.sd, q.st) &&
+                        rows_vec(k.data + k.at(b, sq.k_tok0, kh, 0), k.sd, k.st);
+    const bool v_vec = Hv % 4 == 0 && rows_vec(v.data + v.at(b, sq.k_tok0, kh, 0), v.sd, v.st);
     const IndexRange<Index> keys =
         rows > 0 ? rule.keys_of_rows(i0, i0 + rows - 1) : IndexRange<Index>{0, 0};
     // Keys every query row of the block sees.
@@ -246,9 +287,18 @@ struct DeviceForwardKernel {
       all.lo = rule.keys_of_rows(i0 + rows - 1, i0 + rows - 1).lo;
       all.hi = rule.keys_of_rows(i0, i0).hi;
     }
-    for (Index j0 = keys.first_tile(Bc); j0 < keys.hi; j0 += Bc) {
+    // The key tiles as 32-bit counts: nt of them from jf, and [t_lo, t_hi) those inside `all`
+    // (none of their keys hidden from any row); fewer 64-bit values live across the loop.
+    const Index jf = keys.first_tile(Bc);
+    const int nt = static_cast<int>((keys.hi - jf + Bc - 1) / Bc);
+    const int t_lo = static_cast<int>(Kokkos::min(Index(nt), (all.lo - jf + Bc - 1) / Bc));
+    const int t_hi = all.hi > jf ? static_cast<int>(Kokkos::min(Index(nt), (all.hi - jf) / Bc)) : 0;
+    for (int it = 0; it < nt; ++it) {
+      const Index j0 = jf + Index(it) * Bc;
       const int cols = static_cast<int>(Kokkos::min(Index(Bc), sq.k_len - j0));
-      const auto k_row = [&](int r) { return k.data + k.at(b, sq.k_tok0 + j0 + r, kh, 0); };
+      const RowRef qr = kExtras ? q_ref() : qr_block;
+      const RowRef kr{k.data + k.at(b, sq.k_tok0 + j0 + (krow < cols ? krow : 0), kh, 0),
+                      krow < cols ? H : 0};
 
       // 1. S = (scale Q) K^T.
       Acc s[RM][KM];
@@ -259,7 +309,7 @@ struct DeviceForwardKernel {
         s[r][e] = 0;
       for (int h0 = 0; h0 < H; h0 += HC) {
         team.team_barrier(); // the previous chunk (or the last tile's V) is read
-        stage_qk(team, sc, h0, H, rows, cols, q_row, k_row, scale);
+        stage_qk(sc, tid, h0, qr, kr, scale, qk_vec && (H % 4 == 0 || h0 + HC <= H));
         team.team_barrier();
         KATTN_UNROLL_BY(8)
         for (int h = 0; h < HC; ++h) {
@@ -286,21 +336,31 @@ struct DeviceForwardKernel {
       // 2. The score rule. Keys a row does not see become -inf: only on tiles some query row
       //    of the block sees in part (the intersection of the rows' key ranges is [lo of the
       //    last row, hi of the first), both monotone in the row). Rows past the queries need
-      //    nothing: their output is never read (written 0 below).
-      if (kExtras || j0 < all.lo || j0 + Bc > all.hi) {
+      //    nothing: their output is never read (written 0 below), so they are not tested.
+      //    Row i sees key j when j < k_len, j >= i + d - left and j <= i + d + right (d: the
+      //    diagonal offset; a negative window side is unbounded): for the thread's element (r,
+      //    e), key j0 + tx KM + e of row i0 + r0 + r, that is e < cl and lo <= e - r < hi, with
+      //    lo, hi clamped to [-RM, KM] (e - r lies in (-RM, KM), so that changes no test).
+      if (kExtras || it < t_lo || it >= t_hi) {
+        const Index base = i0 + r0 + rule.diag_offset - j0 - tx * KM;
+        const int lo =
+            rule.window_left < 0
+                ? -RM
+                : static_cast<int>(Kokkos::clamp(base - rule.window_left, Index(-RM), Index(KM)));
+        const int hi = rule.window_right < 0
+                           ? KM
+                           : static_cast<int>(Kokkos::clamp(base + rule.window_right + 1,
+                                                            Index(-RM), Index(KM)));
+        const int cl = cols - tx * KM;
         KATTN_UNROLL
-        for (int r = 0; r < RM; ++r) {
-          int lo = 0, hi = 0;
-          visible_cols(rule, i0 + r0 + r, j0, cols, lo, hi);
+        for (int r = 0; r < RM; ++r)
           KATTN_UNROLL
-          for (int e = 0; e < KM; ++e) {
-            const int cc = tx * KM + e;
-            if (cc < lo || cc >= hi)
-              s[r][e] = neg_inf<Acc>();
-            else if constexpr (kExtras)
-              if (extras && r0 + r < rows)
-                s[r][e] = score_extra(c, rule, s[r][e], slope, b, n, i0 + r0 + r, j0 + cc);
-          }
+        for (int e = 0; e < KM; ++e) {
+          if (e - r < lo || e - r >= hi || e >= cl)
+            s[r][e] = neg_inf<Acc>();
+          else if constexpr (kExtras)
+            if (extras && r0 + r < rows)
+              s[r][e] = score_extra(c, rule, s[r][e], slope, b, n, i0 + r0 + r, j0 + tx * KM + e);
         }
       }
       Acc mx[RM];
@@ -355,8 +415,10 @@ struct DeviceForwardKernel {
 
       // 4. O += P V, V in chunks of VC keys.
       for (int v0 = 0; v0 < cols; v0 += VC) {
-        team.team_barrier(); // P^T written; the Q^T/K^T (or previous V) space is read
-        stage_v(team, sc, b, kh, sq.k_tok0 + j0 + v0, cols - v0, Hv);
+        team.team_barrier();               // P^T written; the Q^T/K^T (or previous V) space is read
+        const int left = cols - v0 - vrow; // keys of the chunk from the thread's row on
+        const RowRef vr{v.data + v.at(b, sq.k_tok0 + j0 + v0 + (left > 0 ? vrow : 0), kh, 0), Hv};
+        stage_v(sc, tid, vr, left, v_vec);
         team.team_barrier();
         // All VC keys of the chunk, a count the compiler knows: keys past the tile's end have
         // P = 0 (masked to -inf above) and V rows of 0 (stage_v), and the loop's loads are
