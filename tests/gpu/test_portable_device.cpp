@@ -41,6 +41,25 @@ TEST_CASE("portable/device: every dtype, value head dims 64, 128 and past the re
   }
 }
 
+// The staging reads whole quads of a row only when the head dim has unit stride, the token
+// stride is a multiple of 4 and the first row is aligned; else element by element. Both paths,
+// with head dims off the quads (H % 4 != 0, a partial last chunk, Hv < the register tile).
+TEST_CASE("portable/device: head dims off the quads, odd token strides, sequence-major storage") {
+  for (DType t : all_dtypes) {
+    INFO(to_string(t));
+    // H = 33, Hv = 63: odd token strides, element path for q, k and v.
+    CHECK(check_on_device(spec_of(1, 70, 90, 2, 1, 33, 63, t)) == "portable_device_fwd_hv64");
+    // H = 36, Hv = 100 (one head): quads with a partial second chunk of the head dim.
+    CHECK(check_on_device(spec_of(1, 70, 90, 1, 1, 36, 100, t)) == "portable_device_fwd_hv128");
+    // H = 68, Hv = 127, GQA: quads for q and k, elements for v.
+    CHECK(check_on_device(spec_of(1, 50, 77, 2, 1, 68, 127, t)) == "portable_device_fwd_hv128");
+    Spec s = spec_of(1, 45, 67, 2, 1, 64, 64, t); // token dimension contiguous: elements
+    s.seq_major = true;
+    s.opt.causal = true;
+    CHECK(check_on_device(s) == "portable_device_fwd_hv64");
+  }
+}
+
 TEST_CASE("portable/device: T = 1, long rows, MQA, permuted storage") {
   check_on_device(spec_of(2, 1, 300, 4, 1, 64, 64));
   check_on_device(spec_of(1, 600, 700, 2, 1, 128, 128));
