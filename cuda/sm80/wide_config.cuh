@@ -35,6 +35,8 @@ struct WideTraits<double, 128> {
   static constexpr int WARPS = 8, BLOCK_N = 32, CTAS = 1;
 };
 // f32: the f64 shapes with half the bytes; 64-key tiles at both head dims (77 / 141 KiB).
+// 10-16 warps with 32-48-key tiles ran 0.80-1.02x (H100,
+// benchmarks/results/h100-2026-12-06-cuda-f32-warps.md).
 template <>
 struct WideTraits<float, 64> {
   static constexpr int WARPS = 8, BLOCK_N = 64, CTAS = 1;
