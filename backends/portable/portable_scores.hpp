@@ -10,15 +10,13 @@
 
 namespace kattn::portable {
 
-// Columns [lo, hi) of the tile starting at key j0 (width `cols`) that query i sees under the
-// window rule; lo == hi when none.
+// Columns [lo, hi) of the tile starting at key j0 (width `cols`, inside k_len) that valid query
+// row i sees under the window rule (MaskRule::window_band of one row); lo == hi when none.
 KOKKOS_INLINE_FUNCTION void visible_cols(const MaskRule& rule, Index i, Index j0, int cols, int& lo,
                                          int& hi) {
-  const IndexRange<Index> keys = rule.keys_of_rows(i, i);
-  const Index l = Kokkos::clamp(keys.lo - j0, Index(0), Index(cols));
-  const Index h = Kokkos::clamp(keys.hi - j0, Index(0), Index(cols));
-  lo = static_cast<int>(l);
-  hi = static_cast<int>(h > l ? h : l);
+  const IndexRange<Index> band = rule.window_band(i, j0, 0, cols);
+  lo = static_cast<int>(band.lo);
+  hi = static_cast<int>(band.hi > band.lo ? band.hi : band.lo);
 }
 
 // The score rule after scale * q.k for a key j that query i (batch b, head n) sees, in its

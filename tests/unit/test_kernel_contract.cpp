@@ -71,6 +71,19 @@ TEST_CASE("kernel_contract/mask_rule: ranges agree with visible() (brute force, 
               CHECK(r.tile_needs_mask(first, last, j0, n) == hidden);
           }
       }
+    MaskRule unbounded = r; // window_band does not test k_len
+    unbounded.k_len = std::numeric_limits<int>::max();
+    for (I i = 0; i < r.q_len + 2; ++i) // window_band: the window over a register tile
+      for (I j = 0; j < r.k_len + 2; ++j)
+        for (I rows : {1, 4})
+          for (I keys : {1, 4, 8}) {
+            const kattn::IndexRange<I> band = r.window_band(i, j, -rows, keys);
+            CHECK(band.lo >= -rows);
+            CHECK(band.hi <= keys);
+            for (I a = 0; a < rows; ++a)
+              for (I e = 0; e < keys; ++e)
+                CHECK(unbounded.key_visible(i + a, j + e) == (e - a >= band.lo && e - a < band.hi));
+          }
     for (I first = 0; first < r.k_len + 2; ++first)
       for (I last = first - 1; last < r.k_len + 2; ++last) {
         I lo = r.q_len, hi = 0; // rows that see a key of [first, last]
@@ -103,6 +116,8 @@ TEST_CASE("kernel_contract/mask_rule: the kernels' int form gives the int64 form
         CHECK(narrow.keys_of_rows(a, b).lo == wide.keys_of_rows(a, b).lo);
         CHECK(narrow.keys_of_rows(a, b).hi == wide.keys_of_rows(a, b).hi);
         CHECK(narrow.tile_needs_mask(a, b, 3, 4) == wide.tile_needs_mask(a, b, 3, 4));
+        CHECK(narrow.window_band(a, b, -4, 8).lo == wide.window_band(a, b, -4, 8).lo);
+        CHECK(narrow.window_band(a, b, -4, 8).hi == wide.window_band(a, b, -4, 8).hi);
       }
   }
 }

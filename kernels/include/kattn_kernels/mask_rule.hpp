@@ -80,6 +80,20 @@ struct BasicMaskRule {
     return {lo, hi < lo ? lo : hi};
   }
 
+  // The window as a band of a thread's register tile: key j + e is in the window of row i + r
+  // exactly when band.lo <= e - r < band.hi (k_len is not tested). The bounds are clamped to
+  // [cmin, cmax], which changes no test for offsets e - r inside (cmin, cmax): a tile of R rows
+  // and E keys passes cmin = -R, cmax = E, and the bounds fit in int. hi < lo when the band
+  // misses the tile. One row (r = 0) and cmin = 0 gives the row's visible columns of a tile.
+  KATTN_INLINE IndexRange<I> window_band(I i, I j, I cmin, I cmax) const {
+    const I base = i + diag_offset - j;
+    I lo = window_left < 0 ? cmin : base - window_left;
+    I hi = window_right < 0 ? cmax : base + window_right + 1;
+    lo = lo < cmin ? cmin : (lo > cmax ? cmax : lo);
+    hi = hi < cmin ? cmin : (hi > cmax ? cmax : hi);
+    return {lo, hi};
+  }
+
   // Does the key tile [j0, j0 + n) hide some key from some row of [first, last]? Tiles for
   // which it is false need no per-element masking. Rows are taken as given (not clamped). (The
   // left window is tested before the right, as sm80 did: the other order put a constant load
