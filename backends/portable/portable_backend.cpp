@@ -12,6 +12,7 @@
 #include "kokkosattn/detail/float_scale.hpp"
 #include "kokkosattn/errors.hpp"
 #include "portable/portable_kernel_choice.hpp"
+#include "portable/portable_params.hpp"
 #include "portable/portable_run.hpp"
 #include "portable/portable_tile.hpp"
 
@@ -51,7 +52,16 @@ public:
   Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
     if (const Support s = limits(d, p.forward.q.dtype); !s.ok)
       return s;
-    return kc::check_runnable("portable", p.forward.q.dtype, kc::named_tensors(p), x);
+    Support s = kc::check_runnable("portable", p.forward.q.dtype, kc::named_tensors(p), x);
+    if (!s.ok)
+      return s;
+    const BackwardChoice c =
+        choose_backward(kc::resolve(x, "portable").memory != MemorySpace::host, d,
+                        plain_backward(p, d), p.forward.q.dtype != DType::f64);
+    if (!c.why_not.empty())
+      return Support::no(c.why_not);
+    s.kernel = c.kernel;
+    return s;
   }
 
 private:

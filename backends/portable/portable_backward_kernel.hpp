@@ -148,16 +148,11 @@ struct DkdvKernel {
   }
 
   KOKKOS_FUNCTION void operator()(const Team& team) const {
-    const Index lr = team.league_rank();
-    const Index kb = lr % n_kblocks;
-    const Index kh = (lr / n_kblocks) % c.K;
-    const Index b = lr / (n_kblocks * c.K);
-    const Seq sq = c.seq(b);
-    const MaskRule rule = c.rule(sq);
-    const Index j0 = kb * Bk;
-    const int keys = static_cast<int>(Kokkos::clamp(sq.k_len - j0, Index(0), Index(Bk)));
-    const int keys_out =
-        c.packed ? keys : static_cast<int>(Kokkos::clamp(c.S - j0, Index(0), Index(Bk)));
+    const KeyBlock blk = key_block(c, team.league_rank(), n_kblocks, Bk);
+    const Index b = blk.b, kh = blk.kh, j0 = blk.j0;
+    const Seq& sq = blk.sq;
+    const MaskRule& rule = blk.rule;
+    const int keys = blk.keys, keys_out = blk.keys_out;
     if (keys_out == 0)
       return;
     const int H = static_cast<int>(c.H), Hv = static_cast<int>(c.Hv);

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "kokkos_common/kokkos_scalar.hpp"
+#include "portable/portable_device_products.hpp"
 #include "portable/portable_kernel_choice.hpp"
 #include "portable/portable_params.hpp"
 #include "portable/portable_scores.hpp"
@@ -51,30 +52,6 @@ struct DeviceTiles<double> {
   static constexpr int VC = 8;
 };
 
-// A block of 4 elements read or written as one vector where the target has vector loads.
-template <class T>
-struct alignas(4 * sizeof(T)) Quad {
-  T v[4];
-};
-
-// ROWS rows of QPR quads staged by THREADS threads: TPR threads per row, QPT consecutive quads
-// each (thread t: row t % ROWS, quads (t / ROWS) * QPT ..).
-template <int ROWS, int QPR, int THREADS>
-struct RowPart {
-  static constexpr int TPR = THREADS / ROWS, QPT = QPR / TPR;
-  static_assert(TPR * ROWS == THREADS && QPT * TPR == QPR, "rows split evenly over the team");
-};
-
-// The V chunk's split: TPR >= 8 threads per row on interleaved quads (8 lanes' 16-byte stores
-// then cover the 32 banks, and their loads a 128-byte line), RPP rows per pass, NP passes.
-template <int ROWS, int QPR, int THREADS>
-struct VPart {
-  static constexpr int TPR = THREADS / ROWS > 8 ? THREADS / ROWS : 8;
-  static constexpr int RPP = THREADS / TPR, NP = ROWS / RPP, QPT = QPR / TPR;
-  static_assert(TPR * RPP == THREADS && RPP * NP == ROWS && QPT * TPR == QPR,
-                "rows split evenly over the team");
-};
-
 // kExtras: the instantiation that applies softcap, bias, ALiBi, boolean masks and dropout
 // (inlined per score element they cost registers the plain kernel must not pay for).
 template <class ExecSpace, class T, int HV, bool kExtras>
@@ -89,20 +66,28 @@ struct DeviceForwardKernel {
   static constexpr int RM = Cfg::RM, KM = Cfg::KM, HC = Cfg::HC, VC = Cfg::VC;
   static constexpr int Br = TY * RM, Bc = TX * KM;
   static constexpr int NC = HV / TX; // output columns per thread, in quads 64 columns apart
-  static constexpr int pad = 4;      // scratch row padding (keeps quads aligned)
-  static constexpr int ldq = Br + pad, ldk = Bc + pad;
+  // S = (scale Q) K^T over Q^T and K^T chunks, O += P V over row-major V chunks.
+  using QK = ScoreProduct<Traits, Br, Bc, RM, KM, HC, kThreads>;
+  using PV = RowsProduct<Traits, RM, NC, TX, VC, HV, kThreads>;
+  static constexpr int ldq = QK::lda, ldk = QK::ldb; // padded scratch rows
   static_assert((HV == 64 || HV == 128) && HV <= device_forward_max_hv, "value head dims 64, 128");
   static_assert(RM % 4 == 0 && KM == 4 && NC % 4 == 0, "quads of rows, keys and columns");
-  static_assert(VC * HV <= HC * (ldq + ldk), "a V chunk reuses the Q^T and K^T scratch");
+  static_assert(PV::scratch_elems <= QK::scratch_elems, "a V chunk reuses the Q^T and K^T scratch");
   static_assert(Bc % VC == 0, "V chunks tile a key tile");
 
   Common c;
   Rows<const T> q, k, v;
   Rows<T> out;
   Index n_qblocks = 0;
+  // prep mode (the first step of the device backward, portable_device_backward_kernel.hpp): no
+  // out; LSE and D = rowsum(dout * O) of the unrounded O, in Acc, into lse_acc and delta
+  // [B][N][T] (the tiles kernel's prep, portable_forward_kernel.hpp). On when lse_acc is set.
+  Rows<const T> dout;
+  Acc* lse_acc = nullptr;
+  Acc* delta = nullptr;
 
   static constexpr std::size_t scratch_size() {
-    return scratch_bytes<Acc>(HC * (ldq + ldk)) + scratch_bytes<Acc>(Bc * ldq) +
+    return scratch_bytes<Acc>(QK::scratch_elems) + scratch_bytes<Acc>(Bc * ldq) +
            scratch_bytes<Acc>(TX * Br);
   }
   static_assert(scratch_size() <= 46 * 1024, "team scratch within a CUDA block's 48 KB");
@@ -114,125 +99,12 @@ struct DeviceForwardKernel {
   KOKKOS_INLINE_FUNCTION Scratch carve(const Team& team) const {
     const Carver<Team> cv(team, 0);
     Scratch s;
-    s.qt = cv.template take<Acc>(HC * (ldq + ldk));
+    s.qt = cv.template take<Acc>(QK::scratch_elems);
     s.kt = s.qt + HC * ldq;
     s.vs = s.qt; // V chunks reuse the Q^T / K^T chunk space (separated by barriers)
     s.pt = cv.template take<Acc>(Bc * ldq);
     s.red = cv.template take<Acc>(TX * Br);
     return s;
-  }
-
-  // A thread's row of a staging step: p its element 0, lim the elements it has (H or Hv; a Q or
-  // K row past the sequence has 0, stages as zeros, and p, then row 0's, is never read).
-  struct RowRef {
-    const T* p;
-    int lim;
-  };
-
-  // Whether the rows from `first` on (element stride sd, token stride st) may be read as aligned
-  // quads: every row start and every head-dim offset of 4 is then a multiple of Quad<T>'s size.
-  KOKKOS_INLINE_FUNCTION static bool rows_vec(const T* first, Index sd, Index st) {
-    return sd == 1 && st % 4 == 0 &&
-           reinterpret_cast<std::uintptr_t>(first) % alignof(Quad<T>) == 0;
-  }
-
-  // The Q and K chunks split by rows (RowPart): thread t owns quads part * QPT .. of Q row
-  // t % Br and of K row t % Bc, so that a warp's transposed stores go to consecutive words.
-  using QPart = RowPart<Br, HC / 4, kThreads>;
-  using KPart = RowPart<Bc, HC / 4, kThreads>;
-
-  // The transposed Q and K chunks of a tile: qt[h][r] = scale * q[r][h0 + h] for r < rows,
-  // kt[h][c] = k[c][h0 + h] for c < cols (0 past them and past H). With vec (team-uniform: both
-  // rows_vec, and H % 4 == 0 or the chunk below H) all of a thread's quads are loaded before any
-  // is stored, so that their latencies overlap; else element by element (strided or unaligned
-  // rows are rare: a loop kept small).
-  KOKKOS_INLINE_FUNCTION void stage_qk(const Scratch& sc, int t, int h0, const RowRef& qr,
-                                       const RowRef& kr, Acc scale, bool vec) const {
-    constexpr int nq = QPart::QPT, nk = KPart::QPT;
-    const int hq = (t / Br) * 4 * nq, hk = (t / Bc) * 4 * nk; // the thread's first chunk column
-    Acc* qd = sc.qt + hq * ldq + t % Br;
-    Acc* kd = sc.kt + hk * ldk + t % Bc;
-    const int q_left = qr.lim - h0 - hq, k_left = kr.lim - h0 - hk; // its row's elements left
-    if (vec) {
-      const T* qp = qr.p + h0 + hq;
-      const T* kp = kr.p + h0 + hk;
-      Quad<T> xq[nq], xk[nk];
-      KATTN_UNROLL
-      for (int i = 0; i < nq; ++i)
-        xq[i] = 4 * i < q_left ? *reinterpret_cast<const Quad<T>*>(qp + 4 * i) : Quad<T>{};
-      KATTN_UNROLL
-      for (int i = 0; i < nk; ++i)
-        xk[i] = 4 * i < k_left ? *reinterpret_cast<const Quad<T>*>(kp + 4 * i) : Quad<T>{};
-      KATTN_UNROLL
-      for (int i = 0; i < nq; ++i)
-        KATTN_UNROLL
-      for (int e = 0; e < 4; ++e)
-        qd[(4 * i + e) * ldq] = Traits::load(xq[i].v[e]) * scale;
-      KATTN_UNROLL
-      for (int i = 0; i < nk; ++i)
-        KATTN_UNROLL
-      for (int e = 0; e < 4; ++e)
-        kd[(4 * i + e) * ldk] = Traits::load(xk[i].v[e]);
-      return;
-    }
-    KATTN_UNROLL_BY(1)
-    for (int h = 0; h < 4 * nq; ++h)
-      qd[h * ldq] = h < q_left ? Traits::load(qr.p[(h0 + hq + h) * q.sd]) * scale : Acc(0);
-    KATTN_UNROLL_BY(1)
-    for (int h = 0; h < 4 * nk; ++h)
-      kd[h * ldk] = h < k_left ? Traits::load(kr.p[(h0 + hk + h) * k.sd]) : Acc(0);
-  }
-
-  using VP = VPart<VC, HV / 4, kThreads>;
-
-  // V rows of a chunk (0 past the tile's keys and past Hv) into vs[kk][HV]: thread t owns row
-  // t / TPR (and those RPP, 2 RPP, .. below it) and its quads t % TPR + TPR i. vr: its first row
-  // (left: the rows from it on that hold keys); vec: rows_vec and Hv % 4 == 0.
-  KOKKOS_INLINE_FUNCTION void stage_v(const Scratch& sc, int t, const RowRef& vr, int left,
-                                      bool vec) const {
-    constexpr int TPR = VP::TPR, RPP = VP::RPP, NP = VP::NP, nv = VP::QPT;
-    const int h = (t % TPR) * 4;
-    Acc* dst = sc.vs + (t / TPR) * HV + h;
-    const int h_left = vr.lim - h;
-    if (vec) {
-      Quad<T> x[NP][nv];
-      KATTN_UNROLL
-      for (int p = 0; p < NP; ++p)
-        KATTN_UNROLL
-      for (int i = 0; i < nv; ++i)
-        x[p][i] = p * RPP < left && 4 * TPR * i < h_left
-                      ? *reinterpret_cast<const Quad<T>*>(vr.p + p * RPP * v.st + h + 4 * TPR * i)
-                      : Quad<T>{};
-      KATTN_UNROLL
-      for (int p = 0; p < NP; ++p)
-        KATTN_UNROLL
-      for (int i = 0; i < nv; ++i)
-        *reinterpret_cast<Quad<Acc>*>(dst + p * RPP * HV + 4 * TPR * i) =
-            Quad<Acc>{{Traits::load(x[p][i].v[0]), Traits::load(x[p][i].v[1]),
-                       Traits::load(x[p][i].v[2]), Traits::load(x[p][i].v[3])}};
-      return;
-    }
-    KATTN_UNROLL_BY(1)
-    for (int p = 0; p < NP; ++p)
-      KATTN_UNROLL_BY(1)
-    for (int u = 0; u < 4 * nv; ++u) {
-      const int hh = 4 * TPR * (u / 4) + u % 4; // element u of the thread's quads
-      dst[p * RPP * HV + hh] = p * RPP < left && hh < h_left
-                                   ? Traits::load(vr.p[p * RPP * v.st + (h + hh) * v.sd])
-                                   : Acc(0);
-    }
-  }
-
-  // exp of a non-positive x (or -inf, or NaN): exp2 on the device's special-function unit after
-  // one multiply. The host's polynomial exp_nonpositive (written to vectorise) costs ~17
-  // instructions a score here; MUFU's: 1.05-1.07x the whole forward with the P.V loop below
-  // (H100, benchmarks/results/h100-2026-12-06-portable-exp2.md).
-  // f64 keeps Kokkos::exp (the rounded multiply would cost it ~1e-13 relative at x = -700).
-  KOKKOS_FORCEINLINE_FUNCTION static Acc device_exp(Acc x) {
-    if constexpr (std::is_same_v<Acc, float>)
-      return Kokkos::exp2(x * 1.44269504f);
-    else
-      return Kokkos::exp(x);
   }
 
   KOKKOS_FUNCTION void operator()(const Team& team) const {
@@ -268,14 +140,14 @@ struct DeviceForwardKernel {
     // The thread's staging rows (a row past the sequence points at row 0 and stages zeros), and
     // whether quads may be read (rows_vec on the sequence's first row: st % 4 == 0 keeps the
     // others aligned).
-    const int qrow = tid % Br, krow = tid % Bc, vrow = tid / VP::TPR;
+    const int qrow = tid % Br, krow = tid % Bc;
     const auto q_ref = [&] {
-      return RowRef{q.data + q.at(b, sq.q_tok0 + i0 + (qrow < rows ? qrow : 0), n, 0),
-                    qrow < rows ? H : 0};
+      return RowRef<T>{q.data + q.at(b, sq.q_tok0 + i0 + (qrow < rows ? qrow : 0), n, 0),
+                       qrow < rows ? H : 0};
     };
     // The plain kernel keeps its Q row across the key loop, kExtras takes it again per tile
     // (each the fewer registers under ptxas, f32 HV=128: 225 against 231, 237 against 255).
-    [[maybe_unused]] const RowRef qr_block = q_ref();
+    [[maybe_unused]] const RowRef<T> qr_block = q_ref();
     const bool qk_vec = rows_vec(q.data + q.at(b, sq.q_tok0, n, 0), q.sd, q.st) &&
                         rows_vec(k.data + k.at(b, sq.k_tok0, kh, 0), k.sd, k.st);
     const bool v_vec = Hv % 4 == 0 && rows_vec(v.data + v.at(b, sq.k_tok0, kh, 0), v.sd, v.st);
@@ -296,9 +168,9 @@ struct DeviceForwardKernel {
     for (int it = 0; it < nt; ++it) {
       const Index j0 = jf + Index(it) * Bc;
       const int cols = static_cast<int>(Kokkos::min(Index(Bc), sq.k_len - j0));
-      const RowRef qr = kExtras ? q_ref() : qr_block;
-      const RowRef kr{k.data + k.at(b, sq.k_tok0 + j0 + (krow < cols ? krow : 0), kh, 0),
-                      krow < cols ? H : 0};
+      const RowRef<T> qr = kExtras ? q_ref() : qr_block;
+      const RowRef<T> kr{k.data + k.at(b, sq.k_tok0 + j0 + (krow < cols ? krow : 0), kh, 0),
+                         krow < cols ? H : 0};
 
       // 1. S = (scale Q) K^T.
       Acc s[RM][KM];
@@ -307,31 +179,7 @@ struct DeviceForwardKernel {
         KATTN_UNROLL
       for (int e = 0; e < KM; ++e)
         s[r][e] = 0;
-      for (int h0 = 0; h0 < H; h0 += HC) {
-        team.team_barrier(); // the previous chunk (or the last tile's V) is read
-        stage_qk(sc, tid, h0, qr, kr, scale, qk_vec && (H % 4 == 0 || h0 + HC <= H));
-        team.team_barrier();
-        KATTN_UNROLL_BY(8)
-        for (int h = 0; h < HC; ++h) {
-          Acc a[RM], kb[KM];
-          KATTN_UNROLL
-          for (int r = 0; r < RM; r += 4) {
-            const Quad<Acc> x = *reinterpret_cast<const Quad<Acc>*>(sc.qt + h * ldq + r0 + r);
-            KATTN_UNROLL
-            for (int e = 0; e < 4; ++e)
-              a[r + e] = x.v[e];
-          }
-          const Quad<Acc> y = *reinterpret_cast<const Quad<Acc>*>(sc.kt + h * ldk + tx * KM);
-          KATTN_UNROLL
-          for (int e = 0; e < KM; ++e)
-            kb[e] = y.v[e];
-          KATTN_UNROLL
-          for (int r = 0; r < RM; ++r)
-            KATTN_UNROLL
-          for (int e = 0; e < KM; ++e)
-            s[r][e] += a[r] * kb[e];
-        }
-      }
+      QK::run(team, s, sc.qt, tid, r0, tx * KM, H, qr, q.sd, kr, k.sd, scale, qk_vec);
 
       // 2. The score rule. Keys a row does not see become -inf: only on tiles some query row
       //    of the block sees in part (the intersection of the rows' key ranges is [lo of the
@@ -339,18 +187,11 @@ struct DeviceForwardKernel {
       //    nothing: their output is never read (written 0 below), so they are not tested.
       //    Row i sees key j when j < k_len, j >= i + d - left and j <= i + d + right (d: the
       //    diagonal offset; a negative window side is unbounded): for the thread's element (r,
-      //    e), key j0 + tx KM + e of row i0 + r0 + r, that is e < cl and lo <= e - r < hi, with
-      //    lo, hi clamped to [-RM, KM] (e - r lies in (-RM, KM), so that changes no test).
+      //    e), key j0 + tx KM + e of row i0 + r0 + r, that is e < cl and lo <= e - r < hi
+      //    (MaskRule::window_band, clamped to [-RM, KM]: 32-bit bounds).
       if (kExtras || it < t_lo || it >= t_hi) {
-        const Index base = i0 + r0 + rule.diag_offset - j0 - tx * KM;
-        const int lo =
-            rule.window_left < 0
-                ? -RM
-                : static_cast<int>(Kokkos::clamp(base - rule.window_left, Index(-RM), Index(KM)));
-        const int hi = rule.window_right < 0
-                           ? KM
-                           : static_cast<int>(Kokkos::clamp(base + rule.window_right + 1,
-                                                            Index(-RM), Index(KM)));
+        const IndexRange<Index> band = rule.window_band(i0 + r0, j0 + tx * KM, -RM, KM);
+        const int lo = static_cast<int>(band.lo), hi = static_cast<int>(band.hi);
         const int cl = cols - tx * KM;
         KATTN_UNROLL
         for (int r = 0; r < RM; ++r)
@@ -413,53 +254,25 @@ struct DeviceForwardKernel {
         *reinterpret_cast<Quad<Acc>*>(sc.pt + (tx * KM + e) * ldq + r0 + r) =
             Quad<Acc>{{s[r][e], s[r + 1][e], s[r + 2][e], s[r + 3][e]}};
 
-      // 4. O += P V, V in chunks of VC keys.
-      for (int v0 = 0; v0 < cols; v0 += VC) {
-        team.team_barrier();               // P^T written; the Q^T/K^T (or previous V) space is read
-        const int left = cols - v0 - vrow; // keys of the chunk from the thread's row on
-        const RowRef vr{v.data + v.at(b, sq.k_tok0 + j0 + v0 + (left > 0 ? vrow : 0), kh, 0), Hv};
-        stage_v(sc, tid, vr, left, v_vec);
-        team.team_barrier();
-        // All VC keys of the chunk, a count the compiler knows: keys past the tile's end have
-        // P = 0 (masked to -inf above) and V rows of 0 (stage_v), and the loop's loads are
-        // issued ahead of their FMAs (the runtime count left each LDS used ~6 instructions on).
-        KATTN_UNROLL_BY(4)
-        for (int kk = 0; kk < VC; ++kk) {
-          Acc p[RM], vv[NC];
-          KATTN_UNROLL
-          for (int r = 0; r < RM; r += 4) {
-            const Quad<Acc> x =
-                *reinterpret_cast<const Quad<Acc>*>(sc.pt + (v0 + kk) * ldq + r0 + r);
-            KATTN_UNROLL
-            for (int e = 0; e < 4; ++e)
-              p[r + e] = x.v[e];
-          }
-          KATTN_UNROLL
-          for (int g = 0; g < NC / 4; ++g) {
-            const Quad<Acc> y =
-                *reinterpret_cast<const Quad<Acc>*>(sc.vs + kk * HV + g * 4 * TX + tx * 4);
-            KATTN_UNROLL
-            for (int e = 0; e < 4; ++e)
-              vv[g * 4 + e] = y.v[e];
-          }
-          KATTN_UNROLL
-          for (int r = 0; r < RM; ++r)
-            KATTN_UNROLL
-          for (int j = 0; j < NC; ++j)
-            o[r][j] += p[r] * vv[j];
-        }
-      }
+      // 4. O += P V, V in chunks of VC keys (over all of them: P^T is 0 past cols).
+      PV::run(team, o, sc.pt, ldq, sc.vs, tid, r0, tx, cols,
+              v.data + v.at(b, sq.k_tok0 + j0, kh, 0), v.st, v.sd, Hv, v_vec);
     }
 
-    // Row sums over the TX threads of a row, then out = O / l and the LSE.
+    // Row sums over the TX threads of a row, then out = O / l and the LSE (prep: the thread's
+    // part of D, summed over the TX threads of the row below).
+    const bool prep = lse_acc != nullptr;
     team.team_barrier(); // the last tile's reads of red are done
     KATTN_UNROLL
     for (int r = 0; r < RM; ++r)
       sc.red[(r0 + r) * TX + tx] = l[r];
     team.team_barrier();
+    Acc d_part[RM], lse[RM];
     KATTN_UNROLL
     for (int r = 0; r < RM; ++r) {
       const int rr = r0 + r;
+      d_part[r] = 0;
+      lse[r] = neg_inf<Acc>();
       if (rr >= rows_out)
         continue;
       Acc sum = 0;
@@ -469,19 +282,43 @@ struct DeviceForwardKernel {
       // its out and LSE come out NaN (docs/semantics.md non_finite).
       const bool live = rr < rows && !(sum <= 0);
       const Acc inv = live ? Acc(1) / sum : Acc(0);
+      if (live)
+        lse[r] = m[r] + Kokkos::log(sum);
       const Index tok = sq.q_tok0 + i0 + rr;
-      T* orow = out.data + out.at(b, tok, n, 0);
-      KATTN_UNROLL
-      for (int g = 0; g < NC / 4; ++g)
+      if (prep) {
+        const T* drow = dout.data + dout.at(b, tok, n, 0);
         KATTN_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const int h = g * 4 * TX + tx * 4 + e;
-        if (h < Hv)
-          orow[h * out.sd] = Traits::store(o[r][g * 4 + e] * inv);
+        for (int g = 0; g < NC / 4; ++g)
+          KATTN_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int h = g * 4 * TX + tx * 4 + e;
+          if (live && h < Hv)
+            d_part[r] += Traits::load(drow[h * dout.sd]) * (o[r][g * 4 + e] * inv);
+        }
+        continue;
       }
+      store_row_part<Traits, TX>(out.data + out.at(b, tok, n, 0), out.sd, o[r], tx, Hv, inv);
       if (c.lse && tx == 0)
-        c.lse[b * c.lse_sb + n * c.lse_sn + tok * c.lse_st] =
-            static_cast<float>(live ? m[r] + Kokkos::log(sum) : neg_inf<Acc>());
+        c.lse[b * c.lse_sb + n * c.lse_sn + tok * c.lse_st] = static_cast<float>(lse[r]);
+    }
+    if (prep) {            // team-uniform
+      team.team_barrier(); // the row sums are read
+      KATTN_UNROLL
+      for (int r = 0; r < RM; ++r)
+        sc.red[(r0 + r) * TX + tx] = d_part[r];
+      team.team_barrier();
+      KATTN_UNROLL
+      for (int r = 0; r < RM; ++r) {
+        const int rr = r0 + r;
+        if (tx != 0 || rr >= rows_out)
+          continue;
+        Acc d = 0;
+        for (int u = 0; u < TX; ++u)
+          d += sc.red[rr * TX + u];
+        const Index at = (b * c.N + n) * c.T + i0 + rr;
+        lse_acc[at] = lse[r];
+        delta[at] = d;
+      }
     }
   }
 };

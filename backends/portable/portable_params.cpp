@@ -78,4 +78,9 @@ Common make_common(const ForwardProblem& p, const Dims& d) {
   return c;
 }
 
+bool plain_backward(const BackwardProblem& p, const Dims& d) {
+  const Common c = make_common(p.forward, d);
+  return !c.has_score_extras() && !c.dropout && !p.dbias.defined();
+}
+
 } // namespace kattn::portable

@@ -133,8 +133,33 @@ KOKKOS_INLINE_FUNCTION QueryBlock query_block(const Common& c, Index lr, Index n
   return q;
 }
 
+// The block of keys a backward dk/dv team owns: league entry lr = (b * K + kh) * n_kblocks + kb,
+// keys [j0, j0 + Bk) of sequence b, KV head kh. keys: those inside the sequence; keys_out: those
+// the team writes (padded keys up to S get 0; packed sequences only their own).
+struct KeyBlock {
+  Index b = 0, kh = 0, j0 = 0;
+  Seq sq;
+  MaskRule rule;
+  int keys = 0, keys_out = 0;
+};
+
+KOKKOS_INLINE_FUNCTION KeyBlock key_block(const Common& c, Index lr, Index n_kblocks, int Bk) {
+  KeyBlock k;
+  k.kh = (lr / n_kblocks) % c.K;
+  k.b = lr / (n_kblocks * c.K);
+  k.sq = c.seq(k.b);
+  k.rule = c.rule(k.sq);
+  k.j0 = (lr % n_kblocks) * Bk;
+  k.keys = static_cast<int>(Kokkos::clamp(k.sq.k_len - k.j0, Index(0), Index(Bk)));
+  k.keys_out = c.packed ? k.keys : static_cast<int>(Kokkos::clamp(c.S - k.j0, Index(0), Index(Bk)));
+  return k;
+}
+
 // Host side: the Common part of a validated problem, and typed row views of its tensors.
 Common make_common(const ForwardProblem& p, const Dims& d);
+
+// A backward problem without score extras, dropout or dbias (what the device backward serves).
+bool plain_backward(const BackwardProblem& p, const Dims& d);
 
 template <class T>
 Rows<T> make_rows(const Tensor& t, bool packed) {

@@ -13,6 +13,7 @@
 #include "kokkos_common/light_launch.hpp"
 #include "kokkosattn/errors.hpp"
 #include "portable/portable_backward_kernel.hpp"
+#include "portable/portable_device_backward_kernel.hpp"
 #include "portable/portable_device_forward_kernel.hpp"
 #include "portable/portable_forward_kernel.hpp"
 #include "portable/portable_kernel_choice.hpp"
@@ -65,17 +66,12 @@ void fill_forward_io(Kernel& kern, const ForwardProblem& p, const Dims& d) {
   kern.out = make_rows<T>(p.out, d.packed);
 }
 
-// The device forward (portable_device_forward_kernel.hpp): fixed teams of Kernel::kThreads
-// with level-0 scratch only (its size is fixed at compile time, under every GPU's 48 KB).
-template <class ExecSpace, class T, int HV, bool kExtras>
-void forward_device(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
-  using Kernel = DeviceForwardKernel<ExecSpace, T, HV, kExtras>;
+// A device kernel (portable_device_*_kernel.hpp): fixed teams of Kernel::kThreads with level-0
+// scratch only (its size is fixed at compile time, under every GPU's 48 KB). Enqueued on exec,
+// no fence.
+template <class ExecSpace, class Kernel>
+void launch_device(const char* name, const ExecSpace& exec, const Kernel& kern, Index league) {
   using Policy = typename Kernel::Policy;
-  Kernel kern;
-  fill_forward_io<T>(kern, p, d);
-  kern.n_qblocks = (d.T + Kernel::Br - 1) / Kernel::Br;
-  const Index league = d.B * d.N * kern.n_qblocks;
-  const char* name = "KokkosAttn::portable::forward_device";
   check_league(league, name);
   if (league == 0)
     return;
@@ -87,7 +83,17 @@ void forward_device(const ExecSpace& exec, const ForwardProblem& p, const Dims& 
   auto policy =
       kokkos_common::light_launch(Policy(exec, static_cast<int>(league), Kernel::kThreads, 1));
   policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for(name, policy, kern); // enqueued on exec, no fence (as forward_typed)
+  Kokkos::parallel_for(name, policy, kern);
+}
+
+// The device forward (portable_device_forward_kernel.hpp).
+template <class ExecSpace, class T, int HV, bool kExtras>
+void forward_device(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
+  using Kernel = DeviceForwardKernel<ExecSpace, T, HV, kExtras>;
+  Kernel kern;
+  fill_forward_io<T>(kern, p, d);
+  kern.n_qblocks = (d.T + Kernel::Br - 1) / Kernel::Br;
+  launch_device("KokkosAttn::portable::forward_device", exec, kern, d.B * d.N * kern.n_qblocks);
 }
 
 inline Index blocks(Index len, int tile) {
@@ -211,6 +217,62 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
   launch("KokkosAttn::portable::forward", exec, kern, league, bytes);
 }
 
+// The device backward (portable_device_backward_kernel.hpp): the device forward in prep mode
+// (LSE and D into lse / delta), then dk, dv and dq. Every league is checked before the first
+// launch; nothing waits (backward_typed fences).
+template <class ExecSpace, class T, int HD>
+void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dims& d,
+                     typename DeviceBackwardBase<ExecSpace, T, HD>::Acc* lse,
+                     typename DeviceBackwardBase<ExecSpace, T, HD>::Acc* delta) {
+  using Dq = DeviceDqKernel<ExecSpace, T, HD>;
+  using Dkdv = DeviceDkdvKernel<ExecSpace, T, HD>;
+  const ForwardProblem& p = bp.forward;
+  const Index prep_league =
+      d.B * d.N * blocks(d.T, DeviceForwardKernel<ExecSpace, T, 64, false>::Br);
+  const Index kv_league = d.B * d.K * blocks(d.S, Dkdv::Bk);
+  const Index dq_league = d.B * d.N * blocks(d.T, Dq::Br);
+  check_league(prep_league, "KokkosAttn::portable::backward_prep_device");
+  check_league(kv_league, "KokkosAttn::portable::backward_dkdv_device");
+  check_league(dq_league, "KokkosAttn::portable::backward_dq_device");
+
+  const auto prep = [&](auto kern) {
+    fill_forward_io<T>(kern, p, d); // out is not written in prep mode
+    kern.c.lse = nullptr;
+    kern.dout = make_rows<const T>(bp.dout, d.packed);
+    kern.lse_acc = lse;
+    kern.delta = delta;
+    kern.n_qblocks = blocks(d.T, decltype(kern)::Br);
+    launch_device("KokkosAttn::portable::backward_prep_device", exec, kern, prep_league);
+  };
+  static_assert(DeviceForwardKernel<ExecSpace, T, 64, false>::Br ==
+                DeviceForwardKernel<ExecSpace, T, 128, false>::Br);
+  if (d.Hv <= 64)
+    prep(DeviceForwardKernel<ExecSpace, T, 64, false>{});
+  else
+    prep(DeviceForwardKernel<ExecSpace, T, 128, false>{});
+
+  const auto fill = [&](auto& kern) {
+    kern.c = make_common(p, d);
+    kern.q = make_rows<const T>(p.q, d.packed);
+    kern.k = make_rows<const T>(p.k, d.packed);
+    kern.v = make_rows<const T>(p.v, d.packed);
+    kern.dout = make_rows<const T>(bp.dout, d.packed);
+    kern.lse_acc = lse;
+    kern.delta = delta;
+  };
+  Dkdv kv;
+  fill(kv);
+  kv.dk = make_rows<T>(bp.dk, d.packed);
+  kv.dv = make_rows<T>(bp.dv, d.packed);
+  kv.n_kblocks = blocks(d.S, Dkdv::Bk);
+  launch_device("KokkosAttn::portable::backward_dkdv_device", exec, kv, kv_league);
+  Dq qk;
+  fill(qk);
+  qk.dq = make_rows<T>(bp.dq, d.packed);
+  qk.n_qblocks = blocks(d.T, Dq::Br);
+  launch_device("KokkosAttn::portable::backward_dq_device", exec, qk, dq_league);
+}
+
 template <class ExecSpace, class T>
 void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims& d) {
   using Fwd = ForwardKernel<ExecSpace, T>;
@@ -246,6 +308,18 @@ void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims
   } catch (const std::exception& e) {
     throw BackendFailure(std::string("portable: could not allocate backward temporaries: ") +
                          e.what());
+  }
+
+  if constexpr (!on_host<ExecSpace> && std::is_same_v<Acc, float>) {
+    if (const BackwardChoice choice = choose_backward(true, d, plain_backward(bp, d), true);
+        choice.device) {
+      if (choice.hd == 64)
+        backward_device<ExecSpace, T, 64>(exec, bp, d, lse.data(), delta.data());
+      else
+        backward_device<ExecSpace, T, 128>(exec, bp, d, lse.data(), delta.data());
+      exec.fence("KokkosAttn::portable::backward: done");
+      return;
+    }
   }
 
   // 1. LSE and D = rowsum(dout * out), recomputed in accumulation precision: the backward reads
