@@ -88,7 +88,7 @@ std::string check_backward_on_device(const Spec& spec, int repeats = 1) {
       continue;
     }
     first = {got.dq, got.dk, got.dv};
-    const char* names[3] = {"dq", "dk", "dv"};
+    const std::string names[3] = {"dq", "dk", "dv"};
     const std::vector<double>* want[3] = {&truth.dq, &truth.dk, &truth.dv};
     for (int i = 0; i < 3; ++i) {
       const double tol = gradient_tol(spec.dtype, max_abs(*want[i]));
