@@ -31,7 +31,8 @@ public:
            std::to_string(Tiles<float>::Br) + "x" + std::to_string(Tiles<float>::Bc) +
            " (fp32 forward on host spaces: " + std::to_string(HostFwd::Br) + "x" +
            std::to_string(HostFwd::Bc) + "; GPU spaces: per-thread register tiles up to value " +
-           "head dim " + std::to_string(device_forward_max_hv) +
+           "head dim " + std::to_string(device_forward_max_hv) + ", backward up to head dim " +
+           std::to_string(device_backward_max_hd) + " without score extras, dropout or dbias" +
            "; fp32 accumulation; f64 in f64), deterministic backward";
   }
 
