@@ -1,5 +1,8 @@
-// The MUFU-based exp2 and tanh every CUDA kernel family's softmax and backward use.
+// The MUFU-based exp2 and tanh every CUDA kernel family's softmax and backward use, and the
+// TF32 rounding of the fp32 kernels' 3xTF32 split.
 #pragma once
+
+#include <cstdint>
 
 namespace kattn::cuda_kernels {
 
@@ -16,6 +19,14 @@ __device__ __forceinline__ float fast_exp2(float x) {
 __device__ __forceinline__ float fast_tanh(float x) {
   const float e2x = fast_exp2(fminf(x * 2.885390081777927f, 64.f));
   return 1.f - __fdividef(2.f, e2x + 1.f);
+}
+
+// x rounded to TF32 (nearest, ties away) in two integer ops: add half a TF32 ulp, clear the low
+// 13 bits (cvt.rna costs a compare, a predicated add and the mask on sm_90). Equal to it for
+// every non-NaN x; a NaN may come back as another NaN or as -0, so use it only where
+// x - result carries the NaN on (the 3xTF32 split's small part).
+__device__ __forceinline__ std::uint32_t to_tf32_finite(float x) {
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 }
 
 } // namespace kattn::cuda_kernels

@@ -82,14 +82,6 @@ __device__ __forceinline__ std::uint32_t to_tf32(float x) {
   return r;
 }
 
-// to_tf32 in two integer ops (add half a TF32 ulp, clear the low 13 bits; cvt.rna costs a
-// compare, a predicated add and the mask on sm_90). Equal to it for every non-NaN x; a NaN may
-// come back as another NaN or as -0, so use it only where x - result carries the NaN on
-// (the 3xTF32 split's small part).
-__device__ __forceinline__ std::uint32_t to_tf32_finite(float x) {
-  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-}
-
 // Per element type: the MMA and the fp32 pair -> packed 2 x 16-bit conversion.
 template <class Elem>
 struct ElemOps;

@@ -4,12 +4,13 @@
 //   f64: one f64 MMA (mma_f64_m16n8k8) per tile; CUDA's f64 exp2 and tanh: f64 rounding only.
 //   f32: the 3xTF32 split (as CUTLASS's "fast fp32"): x = big + small with big = tf32(x) and
 //        small = x - big (exact in fp32); a.b = big.big + big.small + small.big. big by integer
-//        rounding (ptx.cuh's to_tf32_finite, 2 ops against cvt.rna's 4 in the SASS): 1.14-1.16x
-//        the whole f32 forward on the H100 (benchmarks/results/h100-2026-12-06-cuda-f32.md). The
-//        dropped small.small term (2^-22 |a||b|) and the MMA's truncation of small to TF32 (2^-21)
-//        keep a product within 2^-21 |a||b| (fp32: 2^-24) at three TF32 MMAs; MUFU exp2 and the
-//        16-bit kernels' tanh (relative ~1e-7). Rounding small to TF32 as well would halve the
-//        second term (one more cvt per element): written, not measured (device time ran out).
+//        rounding (common/fast_math.cuh's to_tf32_finite, 2 ops against cvt.rna's 4 in the
+//        SASS): 1.14-1.16x the whole f32 forward on the H100
+//        (benchmarks/results/h100-2026-12-06-cuda-f32.md). The dropped small.small term (2^-22
+//        |a||b|) and the MMA's truncation of small to TF32 (2^-21) keep a product within 2^-21
+//        |a||b| (fp32: 2^-24) at three TF32 MMAs; MUFU exp2 and the 16-bit kernels' tanh (relative
+//        ~1e-7). Rounding small to TF32 as well would halve the second term (one more cvt per
+//        element): written, not measured (device time ran out).
 //   f32 with options.allow_tf32 (WideMathTf32): the operands rounded to TF32 (cvt.rna, 2^-11
 //        relative each), one MMA per product: within ~2^-10 |a||b|, a third of the MMAs.
 // Fragments: a[4] and b[2] in the m16n8k8 layout of ptx.cuh. `prep_a` converts an A fragment

@@ -122,4 +122,13 @@ struct FwdArgs {
   bool out_vec16; // out and its strides allow 16-byte row stores (8 elements)
 };
 
+// The score arguments of p: softcap, and the scale applied before it or folded into the log2
+// multiplier without it.
+inline void set_score_args(FwdArgs& a, const FlashFwdParams& p) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  a.softcap_mul = p.softcap;
+  a.score_scale = p.softcap > 0.f ? p.scale / p.softcap : p.scale;
+  a.softmax_log2 = p.softcap > 0.f ? kLog2e : p.scale * kLog2e;
+}
+
 } // namespace kattn::cuda_kernels::sm90

@@ -33,6 +33,45 @@ __device__ __forceinline__ void quad_transpose(std::uint32_t (&x)[4], int q) {
   }
 }
 
+// Where output row `row` of tile t goes: writes (padded batches own rows [q_len, T) too: they
+// get 0 and LSE -inf), the factor its values take (a select, not a multiply: padding rows may
+// hold NaN computed from garbage padding queries) and its element offset in out.
+template <class TileT>
+__device__ __forceinline__ void out_row(const FlashFwdParams& p, const TileT& t, const SeqInfo& s,
+                                        int row, float inv, bool& writes, float& scale,
+                                        std::int64_t& base) {
+  const bool packed = p.cu_seqlens_q != nullptr;
+  const bool valid = row < s.q_len;
+  writes = valid || (!packed && row < p.T);
+  scale = valid ? inv : 0.f;
+  base = packed ? static_cast<std::int64_t>(s.q_row0 + row) * p.o_row_stride +
+                      static_cast<std::int64_t>(t.head) * p.o_head_stride
+                : static_cast<std::int64_t>(t.batch) * p.o_batch_stride +
+                      static_cast<std::int64_t>(row) * p.o_row_stride +
+                      static_cast<std::int64_t>(t.head) * p.o_head_stride;
+}
+
+// The LSE of this thread's two rows (one lane per quad), -inf past the sequence.
+template <class TileT>
+__device__ __forceinline__ void store_lse(const FlashFwdParams& p, const TileT& t, const SeqInfo& s,
+                                          int row0, int row1, const bool (&writes)[2],
+                                          const float (&lse)[2], int lane) {
+  const bool packed = p.cu_seqlens_q != nullptr;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = r == 0 ? row0 : row1;
+    if (writes[r] && p.lse != nullptr && lane % 4 == 0) {
+      const std::int64_t li = packed
+                                  ? static_cast<std::int64_t>(t.head) * p.lse_head_stride +
+                                        static_cast<std::int64_t>(s.q_row0 + row) * p.lse_row_stride
+                                  : static_cast<std::int64_t>(t.batch) * p.lse_batch_stride +
+                                        static_cast<std::int64_t>(t.head) * p.lse_head_stride +
+                                        static_cast<std::int64_t>(row) * p.lse_row_stride;
+      p.lse[li] = row < s.q_len ? lse[r] : -INFINITY;
+    }
+  }
+}
+
 // Stores output columns [8 kJ0, 8 kJ1) of this thread's two rows; the part that ends the row
 // also stores the LSE (Cfg::kSplitLastPv stores each half as soon as its P V has landed).
 // Probe::kStoreOutput false (an A/B-tool probe, probe.cuh): computed, not stored.
@@ -43,24 +82,13 @@ __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, c
                                              int row1, int lane) {
   constexpr int D = Cfg::kHeadDim;
   const FlashFwdParams& p = a.p;
-  const bool packed = p.cu_seqlens_q != nullptr;
   auto* out = static_cast<std::uint16_t*>(p.out);
   bool writes[2];
   float scale[2];
   std::int64_t base[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int row = r == 0 ? row0 : row1;
-    const bool valid = row < s.q_len;
-    // Padded batches own rows [q_len, T) too: they get 0 and LSE -inf.
-    writes[r] = valid || (!packed && row < p.T);
-    // Select, not multiply: padding rows may hold NaN computed from garbage padding queries.
-    scale[r] = valid ? inv[r] : 0.f;
-    base[r] = packed ? static_cast<std::int64_t>(s.q_row0 + row) * p.o_row_stride +
-                           static_cast<std::int64_t>(t.head) * p.o_head_stride
-                     : static_cast<std::int64_t>(t.batch) * p.o_batch_stride +
-                           static_cast<std::int64_t>(row) * p.o_row_stride +
-                           static_cast<std::int64_t>(t.head) * p.o_head_stride;
+    out_row(p, t, s, r == 0 ? row0 : row1, inv[r], writes[r], scale[r], base[r]);
   }
   // Row r, columns 8 j + 2 (lane % 4) + {0, 1}, as a packed pair (converted per store, not
   // all up front: the epilogue then needs few registers beyond O).
@@ -100,18 +128,8 @@ __device__ __forceinline__ void store_output(const FwdArgs& a, const TileT& t, c
       }
     }
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = r == 0 ? row0 : row1;
-    if (kJ1 == D / 8 && Probe::kStoreOutput && writes[r] && p.lse != nullptr && lane % 4 == 0) {
-      const std::int64_t li = packed
-                                  ? static_cast<std::int64_t>(t.head) * p.lse_head_stride +
-                                        static_cast<std::int64_t>(s.q_row0 + row) * p.lse_row_stride
-                                  : static_cast<std::int64_t>(t.batch) * p.lse_batch_stride +
-                                        static_cast<std::int64_t>(t.head) * p.lse_head_stride +
-                                        static_cast<std::int64_t>(row) * p.lse_row_stride;
-      p.lse[li] = row < s.q_len ? lse[r] : -INFINITY;
-    }
+  if (kJ1 == D / 8 && Probe::kStoreOutput) {
+    store_lse(p, t, s, row0, row1, writes, lse, lane);
   }
 }
 

@@ -20,6 +20,13 @@ template <int N, bool kBf16, bool kMnMajor = false> struct WgmmaSS;
 // D (+)= A * B, A from registers (4 x b32 per k16 step), B in shared memory: N-major
 // ("transposed", kBTransposed), or K-major for sequence-major V.
 template <int N, bool kBf16, bool kBTransposed = true> struct WgmmaRS;
+// The fp32 forward's TF32 products (m64nNk8, sm90/f32_mainloop.cuh): both operands K-major, the
+// only layout .tf32 has (no transpose immediates). SS: A and B by descriptor; RS: A from
+// registers, 4 x b32 per k8 step: (row g, k t), (g + 8, t), (g, t + 4), (g + 8, t + 4) with
+// g = lane / 4 + 16 warp, t = lane % 4. The small part of a 3xTF32 split is passed as is: the
+// MMA reads its top 19 bits.
+template <int N> struct WgmmaSSTf32;
+template <int N> struct WgmmaRSTf32;
 ''')
 # S = Q K^T uses N = key block (128; 80 for head dim 256), P V uses N = head dim (64, 128, 256);
 # 160, 176 and 192 are the key blocks of the h128/h64 variants measured in docs/cuda-sm90.md.
@@ -65,6 +72,43 @@ for n, tb in RS:
     asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
                  "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
                  "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1, {1 if tb else 0};\\n}}\\n"
+                 : {dl}
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  }}
+}};
+''')
+# The fp32 forward: S over 32-key blocks, P V over head dim 128.
+for n in (32,):
+    nd = n // 2
+    dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+    out.append(f'''template <> struct WgmmaSSTf32<{n}> {{
+  static __device__ __forceinline__ void run(float (&d)[{nd}], std::uint64_t da, std::uint64_t db,
+                                             int scale_d) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
+                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1;\\n}}\\n"
+                 : {dl}
+                 : "l"(da), "l"(db), "r"(scale_d));
+  }}
+  static __device__ __forceinline__ void run_zero(float (&d)[{nd}], std::uint64_t da,
+                                                  std::uint64_t db) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
+                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1;\\n}}\\n"
+                 : {dl.replace('"+f"', '"=f"')}
+                 : "l"(da), "l"(db), "r"(0));
+  }}
+}};
+''')
+for n in (128,):
+    nd = n // 2
+    dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+    out.append(f'''template <> struct WgmmaRSTf32<{n}> {{
+  static __device__ __forceinline__ void run(float (&d)[{nd}], const std::uint32_t (&a)[4],
+                                             std::uint64_t db, int scale_d) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
+                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1;\\n}}\\n"
                  : {dl}
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
   }}

@@ -17,6 +17,12 @@ CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::
                           std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
                           std::int64_t head_stride, std::int64_t batch_stride,
                           std::uint32_t box_rows);
+// The same for f32 (the exact-fp32 forward's split operands): boxes of (32, box_rows), 32 floats
+// being the swizzle's 128 bytes.
+CUtensorMap make_f32_tile_map(const float* base, std::uint64_t cols, std::uint64_t rows,
+                              std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
+                              std::int64_t head_stride, std::int64_t batch_stride,
+                              std::uint32_t box_rows);
 // f32 tensor map of a dense [heads, rows, cols] array (cols contiguous, a multiple of 32) with
 // 128-byte swizzle and a box of box_rows x box_cols (a multiple of 32): the backward's dq_accum,
 // target of TMA reductions. 4-d (32, cols / 32, rows, heads), so that a box row wider than the

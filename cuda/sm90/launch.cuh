@@ -51,10 +51,7 @@ void launch_fwd(const FlashFwdParams& p, cudaStream_t stream, void* probe = null
   }
   a.num_m_blocks = (p.T + Cfg::kBlockM - 1) / Cfg::kBlockM;
   a.num_tiles = a.num_m_blocks * p.B * p.N;
-  constexpr float kLog2e = 1.4426950408889634f;
-  a.softcap_mul = p.softcap;
-  a.score_scale = p.softcap > 0.f ? p.scale / p.softcap : p.scale;
-  a.softmax_log2 = p.softcap > 0.f ? kLog2e : p.scale * kLog2e;
+  set_score_args(a, p);
 
   opt_in_smem<&fwd_kernel<Cfg, Probe>>(Cfg::kSmemBytes, "sm90 fwd");
   // Persistent: one CTA per SM (the shared-memory ring allows no second one).

@@ -17,6 +17,7 @@
 #include "host_utils.hpp"
 #include "inst/run_switch.hpp"
 #include "kattn_kernels/params_limits.hpp"
+#include "sm90_fwd_f32.hpp"
 #include "tile_choice.hpp"
 
 namespace kattn::cuda_kernels::sm90 {
@@ -73,30 +74,53 @@ std::string seq_major_limit(const FlashFwdParams& p) {
 
 } // namespace
 
-CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,
-                          std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
-                          std::int64_t head_stride, std::int64_t batch_stride,
-                          std::uint32_t box_rows) {
+namespace {
+
+// A 4-d tensor map (cols contiguous; strides in elements) with 128-byte swizzle and a
+// (box_cols, box_rows, 1, 1) box.
+CUtensorMap encode_tile_map(const void* base, CUtensorMapDataType type, std::int64_t elem_bytes,
+                            std::uint64_t cols, std::uint64_t rows, std::uint64_t heads,
+                            std::uint64_t batches, std::int64_t row_stride,
+                            std::int64_t head_stride, std::int64_t batch_stride,
+                            std::uint32_t box_cols, std::uint32_t box_rows) {
   CUtensorMap map{};
-  const auto bytes = [](std::int64_t s, std::uint64_t extent) -> cuuint64_t {
+  const auto bytes = [elem_bytes](std::int64_t s, std::uint64_t extent) -> cuuint64_t {
     // Unused strides (extent 1) still have to be valid: any positive multiple of 16.
-    return extent <= 1 || s <= 0 ? 16 : static_cast<cuuint64_t>(s) * 2;
+    return extent <= 1 || s <= 0 ? 16 : static_cast<cuuint64_t>(s * elem_bytes);
   };
   const cuuint64_t dims[4] = {cols, rows, heads, batches};
   const cuuint64_t strides[3] = {bytes(row_stride, rows), bytes(head_stride, heads),
                                  bytes(batch_stride, batches)};
-  const cuuint32_t box[4] = {64, box_rows, 1, 1};
+  const cuuint32_t box[4] = {box_cols, box_rows, 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode_tiled()(
-      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-      const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode_tiled()(&map, type, 4, const_cast<void*>(base), dims, strides, box, elem_strides,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     throw std::runtime_error("sm90: cuTensorMapEncodeTiled failed (CUresult " +
                              std::to_string(static_cast<int>(r)) + ")");
   }
   return map;
+}
+
+} // namespace
+
+CUtensorMap make_tile_map(const void* base, bool bf16, std::uint64_t cols, std::uint64_t rows,
+                          std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
+                          std::int64_t head_stride, std::int64_t batch_stride,
+                          std::uint32_t box_rows) {
+  return encode_tile_map(
+      base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, cols,
+      rows, heads, batches, row_stride, head_stride, batch_stride, 64, box_rows);
+}
+
+CUtensorMap make_f32_tile_map(const float* base, std::uint64_t cols, std::uint64_t rows,
+                              std::uint64_t heads, std::uint64_t batches, std::int64_t row_stride,
+                              std::int64_t head_stride, std::int64_t batch_stride,
+                              std::uint32_t box_rows) {
+  return encode_tile_map(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, cols, rows, heads, batches,
+                         row_stride, head_stride, batch_stride, 32, box_rows);
 }
 
 CUtensorMap make_f32_rows_map(float* base, std::uint64_t cols, std::uint64_t rows,
@@ -169,8 +193,11 @@ std::string unsupported_reason(const FlashFwdParams& p) {
     return "sm90 kernels need compute capability 9.0 (device has " + std::to_string(major) + "." +
            std::to_string(minor) + ")";
   }
-  if (std::string why = half_dtype_limit(p, "sm90 kernels"); !why.empty())
-    return why;
+  if (p.dtype == ElemType::f32)
+    return f32_unsupported_reason(p);
+  if (p.dtype != ElemType::bf16 && p.dtype != ElemType::f16)
+    return std::string("dtype: expected bf16, f16 or f32 (sm90 kernels), got ") +
+           elem_name(p.dtype);
   if (p.H != p.Hv) {
     return "sm90 kernels need equal q/k and v head dims (got H " + std::to_string(p.H) + ", Hv " +
            std::to_string(p.Hv) + ")";
@@ -205,11 +232,15 @@ std::string unsupported_reason(const FlashFwdParams& p) {
 }
 
 std::string kernel_name(const FlashFwdParams& p) {
+  if (p.dtype == ElemType::f32)
+    return f32_kernel_name(p);
   return std::string("sm90_fwd_") + (p.dtype == ElemType::bf16 ? "bf16_" : "f16_") +
          tile_name(choose_tile(p)) + (seq_major(p) ? "_seq" : "");
 }
 
 void run(const FlashFwdParams& p, CUstream_st* stream) {
+  if (p.dtype == ElemType::f32)
+    return run_f32(p, stream);
   if (p.H != 64 && p.H != 128 && p.H != 256) {
     throw std::invalid_argument("sm90::run: head dim " + std::to_string(p.H) +
                                 " is not instantiated");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/cuda_check.hpp"
+#include "common/stream_scratch.hpp"
 #include "device_cc.hpp"
 #include "sm80/sm80_bwd.hpp"
 #ifdef KATTN_HAVE_SM90
@@ -22,22 +23,6 @@ std::int64_t acc_rows(const FlashBwdParams& p) {
   return p.fwd.cu_seqlens_q != nullptr ? p.fwd.total_q
                                        : std::int64_t{p.fwd.B} * std::int64_t{p.fwd.T};
 }
-
-// The workspace of one call, released in stream order however the call ends.
-struct StreamScratch {
-  void* ptr = nullptr;
-  cudaStream_t stream = nullptr;
-  StreamScratch(std::size_t bytes, cudaStream_t s) : stream(s) {
-    if (bytes > 0)
-      check_cuda(cudaMallocAsync(&ptr, bytes, stream), "cuda backward: cudaMallocAsync(workspace)");
-  }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-  ~StreamScratch() {
-    if (ptr != nullptr)
-      (void)cudaFreeAsync(ptr, stream); // nothing to report from a destructor
-  }
-};
 
 } // namespace
 
@@ -130,7 +115,7 @@ void flash_bwd(const FlashBwdParams& params, CUstream_st* stream) {
   p.acc_rows = acc_rows(p);
   p.dq_kernel = dq_kernel_of(c, p);
   const std::size_t rows = workspace_rows(p), dq = dq_floats(p, p.dq_kernel);
-  const StreamScratch ws(rows * (dq + 1) * sizeof(float), stream);
+  const StreamScratch ws(rows * (dq + 1) * sizeof(float), stream, "cuda backward");
   // dq_accum first: the conversion reads it as float2 (H is even), D needs 4-byte alignment only.
   // dq_kernel: no dq_accum (the dq kernel writes dq).
   p.dq_accum = p.dq_kernel ? nullptr : static_cast<float*>(ws.ptr);

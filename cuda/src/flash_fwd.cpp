@@ -11,6 +11,7 @@
 #include "sm80/sm80_fwd.hpp"
 #ifdef KATTN_HAVE_SM90
 #include "sm90/sm90_fwd.hpp"
+#include "sm90/sm90_fwd_f32.hpp"
 #endif
 
 namespace kattn::cuda_kernels {
@@ -46,6 +47,17 @@ KernelChoice pick(KernelFamily f, const FlashFwdParams& p) {
   return c;
 }
 
+// Whether auto takes the sm90 family where it serves p: always, except f32 problems below the
+// sm90 fp32 kernel's measured crossover (sm90::f32_auto).
+bool sm90_auto(const FlashFwdParams& p) {
+#ifdef KATTN_HAVE_SM90
+  return p.dtype != ElemType::f32 || sm90::f32_auto(p);
+#else
+  (void)p;
+  return true;
+#endif
+}
+
 } // namespace
 
 KernelChoice choose_kernel(const FlashFwdParams& p) {
@@ -56,7 +68,7 @@ KernelChoice choose_kernel(const FlashFwdParams& p) {
   const std::string& forced = d.forced;
   if (forced != "sm80") {
     const std::string r90 = sm90_reason(p, cc);
-    if (r90.empty())
+    if (r90.empty() && (forced == "sm90" || sm90_auto(p)))
       return pick(KernelFamily::sm90, p);
     if (forced == "sm90")
       return no_kernel("sm90 (forced by KOKKOSATTN_CUDA_KERNEL): " + r90);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/backward_case.hpp"
+#include "gpu/on_sm90.hpp"
 #include "gpu/test_cuda_case.hpp"
 
 namespace {
@@ -18,6 +19,7 @@ namespace {
 using kattn::Alignment;
 using kattn::Backend;
 using kattn::DType;
+using kattn::test::on_sm90;
 using kattn::test::Spec;
 
 Spec bwd(DType t, std::int64_t B, std::int64_t T, std::int64_t S, std::int64_t N, std::int64_t K,
@@ -39,11 +41,7 @@ Spec varlen(std::vector<std::int64_t> q_lens, std::vector<std::int64_t> k_lens, 
 }
 
 std::vector<const char*> families() {
-  int dev = 0, major = 0;
-  const bool sm90 =
-      cudaGetDevice(&dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-      major == 9;
+  const bool sm90 = on_sm90();
   if (!sm90)
     MESSAGE("not a compute capability 9.0 GPU: the sm90 backward is not run");
   return sm90 ? std::vector<const char*>{"sm90", "sm80"} : std::vector<const char*>{"sm80"};

@@ -11,6 +11,7 @@
 #include <random>
 #include <utility>
 
+#include "gpu/on_sm90.hpp"
 #include "gpu/test_cuda_case.hpp"
 
 namespace {
@@ -21,13 +22,7 @@ using kattn::test::causal;
 using kattn::test::cuda_matches;
 using kattn::test::Spec;
 
-bool on_sm90() {
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return false;
-  return major == 9;
-}
+using kattn::test::on_sm90;
 
 #define KATTN_REQUIRE_SM90()                                                                       \
   if (!on_sm90()) {                                                                                \

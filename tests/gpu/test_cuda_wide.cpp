@@ -1,5 +1,6 @@
 // The cuda backend's f32 and f64 forward (sm80's kernel for them, cuda/sm80/wide_fwd_kernel.cuh:
-// 3xTF32, TF32 with options.allow_tf32, and f64 tensor-core products) on a real GPU against the
+// 3xTF32, TF32 with options.allow_tf32, and f64 tensor-core products; on Hopper sm90's 3xTF32
+// wgmma kernel at head dim 128, cuda/sm90/f32_*.cuh) on a real GPU against the
 // fp64 reference, every runtime option it serves (tolerances: BRIEF.md's rule with same-precision
 // baselines, gpu/device_check.hpp), and what it refuses.
 #include <doctest/doctest.h>
@@ -19,6 +20,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "gpu/device_check.hpp"
 #include "gpu/device_forward.hpp"
+#include "gpu/on_sm90.hpp"
 
 using namespace kattn;
 using namespace kattn::test;
@@ -233,6 +235,93 @@ TEST_CASE("cuda/wide: allow_tf32 runs TF32 products (not the 3xTF32 split)") {
   }
 }
 
+// The sm90 exact-fp32 kernel (cuda/sm90/f32_*.cuh; forced: auto takes it from T, S >= 2048 only):
+// the cases above at head dim 128 that it serves, same references and bounds.
+constexpr const char* sm90_f32 = "sm90_fwd_f32_3xtf32_h128";
+
+#define KATTN_REQUIRE_SM90_F32()                                                                   \
+  if (!on_sm90()) {                                                                                \
+    MESSAGE("not a compute capability 9.0 GPU: the sm90 fp32 kernel is not run");                  \
+    return;                                                                                        \
+  }                                                                                                \
+  EnvGuard force_sm90("KOKKOSATTN_CUDA_KERNEL", "sm90")
+
+TEST_CASE("cuda/sm90 f32: tails, T = 1, GQA and MQA, LSE, causal, windows, empty rows") {
+  KATTN_REQUIRE_SM90_F32();
+  const DType f = DType::f32;
+  CHECK(check_on_device(cuda_backend(), wide_spec(f, 2, 130, 200, 4, 2, 128)) == sm90_f32);
+  CHECK(check_on_device(cuda_backend(), wide_spec(f, 1, 1, 300, 4, 1, 128)) == sm90_f32);
+  CHECK(check_on_device(cuda_backend(), wide_spec(f, 1, 161, 129, 2, 2, 128)) == sm90_f32);
+  CHECK(check_on_device(cuda_backend(), wide_spec(f, 1, 7, 5, 2, 1, 128)) == sm90_f32);
+  // More work items (192 pairs of query blocks) than SMs: CTAs run several tiles in turn.
+  CHECK(check_on_device(cuda_backend(), wide_spec(f, 4, 300, 257, 16, 4, 128)) == sm90_f32);
+  Spec nolse = wide_spec(f, 1, 70, 33, 2, 1, 128);
+  nolse.lse = false;
+  CHECK(check_on_device(cuda_backend(), nolse) == sm90_f32);
+  for (auto [T, S] :
+       {std::pair{130, 130}, std::pair{40, 150}, std::pair{150, 40}, std::pair{600, 600}})
+    for (Alignment al : {Alignment::top_left, Alignment::bottom_right}) {
+      Spec c = wide_spec(f, 1, T, S, 2, 1, 128);
+      c.opt.causal = true;
+      c.opt.alignment = al;
+      INFO("T=", T, " S=", S);
+      CHECK(check_on_device(cuda_backend(), c) == sm90_f32);
+    }
+  Spec w = wide_spec(f, 1, 200, 230, 2, 1, 128);
+  w.opt.window_left = 50;
+  w.opt.window_right = 7;
+  w.opt.alignment = Alignment::bottom_right;
+  CHECK(check_on_device(cuda_backend(), w) == sm90_f32);
+  Spec band = wide_spec(f, 1, 150, 150, 2, 2, 128); // rows whose window misses every key
+  band.opt.window_left = 3;
+  band.opt.window_right = -1;
+  band.q_lens = {150};
+  band.k_lens = {20};
+  CHECK(check_on_device(cuda_backend(), band) == sm90_f32);
+}
+
+TEST_CASE("cuda/sm90 f32: softcap, an explicit scale, outliers, padded varlen") {
+  KATTN_REQUIRE_SM90_F32();
+  Spec s = wide_spec(DType::f32, 2, 70, 90, 4, 2, 128);
+  s.opt.softcap = 5.0;
+  s.opt.causal = true;
+  CHECK(check_on_device(cuda_backend(), s) == sm90_f32);
+  Spec sc = wide_spec(DType::f32, 1, 80, 80, 2, 1, 128);
+  sc.opt.scale = 0.3;
+  sc.outliers = true;
+  INFO("3xTF32 bound ", split_bound(sc));
+  CHECK(check_on_device(cuda_backend(), sc, split_bound(sc)) == sm90_f32);
+  Spec pad = wide_spec(DType::f32, 3, 100, 140, 2, 1, 128);
+  pad.q_lens = {100, 37, 0};
+  pad.k_lens = {140, 0, 65};
+  CHECK(check_on_device(cuda_backend(), pad) == sm90_f32);
+}
+
+TEST_CASE("cuda/sm90 f32: what it leaves to sm80's kernel, by name") {
+  KATTN_REQUIRE_SM90_F32();
+  Spec pk = wide_spec(DType::f32, 0, 0, 0, 2, 2, 128);
+  pk.packed = true;
+  pk.q_lens = {5, 0, 130, 64};
+  pk.k_lens = {80, 3, 129, 0};
+  CHECK(refusal(pk).find("packed varlen: the sm90 fp32 kernel") != std::string::npos);
+  CHECK(refusal(wide_spec(DType::f32, 1, 16, 24, 2, 1, 64)).find("built for 128") !=
+        std::string::npos);
+  Spec tf = wide_spec(DType::f32, 1, 16, 24, 2, 1, 128);
+  tf.opt.allow_tf32 = true;
+  CHECK(refusal(tf).find("options.allow_tf32") != std::string::npos);
+}
+
+TEST_CASE("cuda/sm90 f32: auto takes it from T, S >= 2048 (the measured crossover), else sm80") {
+  if (!on_sm90()) {
+    MESSAGE("not a compute capability 9.0 GPU: the sm90 fp32 kernel is not run");
+    return;
+  }
+  CHECK(check_on_device(cuda_backend(), wide_spec(DType::f32, 1, 2048, 2048, 2, 1, 128)) ==
+        sm90_f32);
+  CHECK(check_on_device(cuda_backend(), wide_spec(DType::f32, 1, 1024, 4096, 2, 1, 128)) ==
+        kernel(DType::f32, 128));
+}
+
 TEST_CASE("cuda/wide: refusals name what is missing") {
   for (DType t : wide_types)
     CHECK(refusal(wide_spec(t, 1, 16, 24, 2, 1, 256)).find("f32 and f64: {64, 128}") !=
@@ -240,7 +329,7 @@ TEST_CASE("cuda/wide: refusals name what is missing") {
   EnvGuard sm90("KOKKOSATTN_CUDA_KERNEL", "sm90");
   const std::string why = refusal(wide_spec(DType::f64, 1, 16, 24, 2, 1, 64));
   INFO(why);
-  CHECK((why.find("expected bf16 or f16 (sm90 kernels), got f64") != std::string::npos ||
+  CHECK((why.find("expected bf16, f16 or f32 (sm90 kernels), got f64") != std::string::npos ||
          why.find("compute capability") != std::string::npos));
 }
 

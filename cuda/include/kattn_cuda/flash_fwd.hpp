@@ -20,7 +20,8 @@ struct KernelChoice {
 };
 
 // Picks the kernel for `p` on the current device (compute capability read once per device):
-// sm_90 prefers the sm90 family where it supports the problem, else sm80; sm_8x uses sm80.
+// sm_90 prefers the sm90 family where it supports the problem (f32: from T, S >= 2048, the
+// measured crossover of its fp32 kernel, sm90/sm90_fwd_f32.hpp), else sm80; sm_8x uses sm80.
 // KOKKOSATTN_CUDA_KERNEL=sm80|sm90 forces a family (a forced family that cannot serve the
 // problem gives family none with the reason). Touches no tensor data.
 KernelChoice choose_kernel(const FlashFwdParams& p);
