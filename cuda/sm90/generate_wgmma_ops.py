@@ -35,84 +35,55 @@ template <int N> struct WgmmaRSTf32;
 SS = [(n, False) for n in (64, 80, 128, 160, 176, 192, 256)] + [(n, True) for n in (64, 128, 192)]
 RS = [(n, True) for n in (64, 80, 128, 160, 176, 192, 256)] + [(n, False) for n in (64, 128)]
 def tf(b): return "true" if b else "false"
-for n, mn in SS:
+# One specialisation of WgmmaSS / WgmmaRS: `spec` its template arguments, `shape` m64nNkK,
+# `t` the operand type, `imm` the immediates after scale-d (scale-a, scale-b and any transposes).
+def ss_struct(spec, n, shape, t, imm):
     nd = n // 2
-    tn = 1 if mn else 0
-    for bf in (True, False):
-        t = "bf16" if bf else "f16"
-        dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-        out.append(f'''template <> struct WgmmaSS<{n}, {tf(bf)}, {tf(mn)}> {{
+    dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+    asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"\n'
+           f'                 "wgmma.mma_async.sync.aligned.{shape}.f32.{t}.{t} "\n'
+           f'                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, {imm};\\n}}\\n"')
+    return f'''template <> struct {spec} {{
   static __device__ __forceinline__ void run(float (&d)[{nd}], std::uint64_t da, std::uint64_t db,
                                              int scale_d) {{
-    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, {tn}, {tn};\\n}}\\n"
+    asm volatile({asm}
                  : {dl}
                  : "l"(da), "l"(db), "r"(scale_d));
   }}
   // D = A * B^T with D write-only: no false dependency on D's old values.
   static __device__ __forceinline__ void run_zero(float (&d)[{nd}], std::uint64_t da,
                                                   std::uint64_t db) {{
-    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1, {tn}, {tn};\\n}}\\n"
+    asm volatile({asm}
                  : {dl.replace('"+f"', '"=f"')}
                  : "l"(da), "l"(db), "r"(0));
   }}
 }};
-''')
-for n, tb in RS:
+'''
+def rs_struct(spec, n, shape, t, imm):
     nd = n // 2
+    dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
+    return f'''template <> struct {spec} {{
+  static __device__ __forceinline__ void run(float (&d)[{nd}], const std::uint32_t (&a)[4],
+                                             std::uint64_t db, int scale_d) {{
+    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
+                 "wgmma.mma_async.sync.aligned.{shape}.f32.{t}.{t} "
+                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, {imm};\\n}}\\n"
+                 : {dl}
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  }}
+}};
+'''
+for n, mn in SS:
     for bf in (True, False):
-        t = "bf16" if bf else "f16"
-        dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-        out.append(f'''template <> struct WgmmaRS<{n}, {tf(bf)}, {tf(tb)}> {{
-  static __device__ __forceinline__ void run(float (&d)[{nd}], const std::uint32_t (&a)[4],
-                                             std::uint64_t db, int scale_d) {{
-    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1, {1 if tb else 0};\\n}}\\n"
-                 : {dl}
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
-  }}
-}};
-''')
+        tn = 1 if mn else 0
+        out.append(ss_struct(f"WgmmaSS<{n}, {tf(bf)}, {tf(mn)}>", n, f"m64n{n}k16",
+                             "bf16" if bf else "f16", f"1, 1, {tn}, {tn}"))
+for n, tb in RS:
+    for bf in (True, False):
+        out.append(rs_struct(f"WgmmaRS<{n}, {tf(bf)}, {tf(tb)}>", n, f"m64n{n}k16",
+                             "bf16" if bf else "f16", f"1, 1, {1 if tb else 0}"))
 # The fp32 forward: S over 32-key blocks, P V over head dim 128.
-for n in (32,):
-    nd = n // 2
-    dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-    out.append(f'''template <> struct WgmmaSSTf32<{n}> {{
-  static __device__ __forceinline__ void run(float (&d)[{nd}], std::uint64_t da, std::uint64_t db,
-                                             int scale_d) {{
-    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1;\\n}}\\n"
-                 : {dl}
-                 : "l"(da), "l"(db), "r"(scale_d));
-  }}
-  static __device__ __forceinline__ void run_zero(float (&d)[{nd}], std::uint64_t da,
-                                                  std::uint64_t db) {{
-    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+2}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-                 "{{{regs(0, nd)}}}, %{nd}, %{nd+1}, p, 1, 1;\\n}}\\n"
-                 : {dl.replace('"+f"', '"=f"')}
-                 : "l"(da), "l"(db), "r"(0));
-  }}
-}};
-''')
-for n in (128,):
-    nd = n // 2
-    dl = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-    out.append(f'''template <> struct WgmmaRSTf32<{n}> {{
-  static __device__ __forceinline__ void run(float (&d)[{nd}], const std::uint32_t (&a)[4],
-                                             std::uint64_t db, int scale_d) {{
-    asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nd+5}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-                 "{{{regs(0, nd)}}}, {{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{nd+4}, p, 1, 1;\\n}}\\n"
-                 : {dl}
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
-  }}
-}};
-''')
+out.append(ss_struct("WgmmaSSTf32<32>", 32, "m64n32k8", "tf32", "1, 1"))
+out.append(rs_struct("WgmmaRSTf32<128>", 128, "m64n128k8", "tf32", "1, 1"))
 out.append("} // namespace kattn::cuda_kernels::sm90\n")
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "wgmma_ops.cuh"), "w").write("\n".join(out))

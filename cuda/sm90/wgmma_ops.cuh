@@ -1514,6 +1514,7 @@ struct WgmmaSSTf32<32> {
                    "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
                  : "l"(da), "l"(db), "r"(scale_d));
   }
+  // D = A * B^T with D write-only: no false dependency on D's old values.
   static __device__ __forceinline__ void run_zero(float (&d)[16], std::uint64_t da,
                                                   std::uint64_t db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
