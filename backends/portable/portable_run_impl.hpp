@@ -15,6 +15,7 @@
 #include "portable/portable_backward_kernel.hpp"
 #include "portable/portable_device_backward_kernel.hpp"
 #include "portable/portable_device_forward_kernel.hpp"
+#include "portable/portable_device_row_stats.hpp"
 #include "portable/portable_forward_kernel.hpp"
 #include "portable/portable_kernel_choice.hpp"
 #include "portable/portable_params.hpp"
@@ -218,7 +219,8 @@ void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d
 }
 
 // The device backward (portable_device_backward_kernel.hpp): the device forward in prep mode
-// (LSE and D into lse / delta), then dk, dv and dq. Every league is checked before the first
+// (LSE and D into lse / delta; f32 with the caller's LSE: those and its out instead), then dk,
+// dv and dq. Every league is checked before the first
 // launch; nothing waits (backward_typed fences).
 template <class ExecSpace, class T, int HD>
 void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dims& d,
@@ -232,6 +234,8 @@ void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dim
   const Index kv_league = d.B * d.K * blocks(d.S, Dkdv::Bk);
   const Index dq_league = d.B * d.N * blocks(d.T, Dq::Br);
   check_league(prep_league, "KokkosAttn::portable::backward_prep_device");
+  check_league(blocks(d.B * d.N * d.T, DeviceRowStatsKernel<ExecSpace, T>::kRows),
+               "KokkosAttn::portable::backward_row_stats_device");
   check_league(kv_league, "KokkosAttn::portable::backward_dkdv_device");
   check_league(dq_league, "KokkosAttn::portable::backward_dq_device");
 
@@ -246,10 +250,21 @@ void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dim
   };
   static_assert(DeviceForwardKernel<ExecSpace, T, 64, false>::Br ==
                 DeviceForwardKernel<ExecSpace, T, 128, false>::Br);
-  if (d.Hv <= 64)
+  if (std::is_same_v<T, float> && p.extras.lse.defined()) {
+    // The caller's forward statistics (portable_device_row_stats.hpp).
+    DeviceRowStatsKernel<ExecSpace, T> rs;
+    rs.c = make_common(p, d);
+    rs.out = make_rows<const T>(p.out, d.packed);
+    rs.dout = make_rows<const T>(bp.dout, d.packed);
+    rs.lse_acc = lse;
+    rs.delta = delta;
+    Kokkos::parallel_for("KokkosAttn::portable::backward_row_stats_device",
+                         kokkos_common::light_launch(rs.policy(exec, d.B * d.N * d.T)), rs);
+  } else if (d.Hv <= 64) {
     prep(DeviceForwardKernel<ExecSpace, T, 64, false>{});
-  else
+  } else {
     prep(DeviceForwardKernel<ExecSpace, T, 128, false>{});
+  }
 
   const auto fill = [&](auto& kern) {
     kern.c = make_common(p, d);

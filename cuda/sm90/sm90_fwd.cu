@@ -72,10 +72,6 @@ std::string seq_major_limit(const FlashFwdParams& p) {
   return {};
 }
 
-} // namespace
-
-namespace {
-
 // A 4-d tensor map (cols contiguous; strides in elements) with 128-byte swizzle and a
 // (box_cols, box_rows, 1, 1) box.
 CUtensorMap encode_tile_map(const void* base, CUtensorMapDataType type, std::int64_t elem_bytes,

@@ -118,6 +118,13 @@ TEST_CASE("portable/device backward: every dtype, head dims 64 and 128, partial 
     CHECK(check_backward_on_device(spec_of(1, 33, 65, 2, 2, 96, 40, t)) ==
           "portable_device_bwd_hd128");
   }
+  // f32 with the forward's LSE reads it and the forward's out (portable_device_row_stats.hpp),
+  // as every case above; without it the prep pass recomputes both, as for the 16-bit types.
+  for (std::int64_t H : {64, 128}) {
+    Spec nolse = spec_of(2, 130, 200, 4, 2, H, H, DType::f32);
+    nolse.lse = false;
+    CHECK(check_backward_on_device(nolse) == "portable_device_bwd_hd" + std::to_string(H));
+  }
   // f64 and head dims past the register tiles keep the tiles.
   CHECK(check_backward_on_device(spec_of(1, 40, 50, 2, 1, 64, 64, DType::f64)) ==
         "portable_tiles_bwd");
