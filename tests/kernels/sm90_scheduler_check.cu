@@ -2,7 +2,8 @@
 // no GPU needed, so CI runs it. For every (query blocks M, batch B, heads N, grid G) in a range
 // that covers odd M, grids larger and smaller than the tile count and the H200's 132 SMs, every
 // tile (m, b, h) is produced exactly once over the rounds, and
-// for each configuration the library instantiates (tile_policy.hpp):
+// for each configuration the library instantiates (tile_policy.hpp; the fp32 kernel's
+// f32_config.cuh):
 //  - single-tile order (head dim 64, 192-row tiles): rounds hand out tiles with non-increasing m
 //    (the blocks that see the most keys under a causal mask first);
 //  - paired order (every other configuration): a CTA's odd round runs the partner
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "sm90/f32_config.cuh"
 #include "sm90/scheduler.cuh"
 #include "sm90/tile_policy.hpp"
 
@@ -95,7 +97,8 @@ int main() {
       check<Sm90Config<true, TileChoice::h128_short>>("h128 short", cases) &&
       check<Sm90Config<true, TileChoice::h128_long_tail>>("h128 long", cases) &&
       check<Sm90Config<true, TileChoice::h256>>("h256", cases) &&
-      check<FwdConfig<true, 128, kH128SingleTiles>>("h128 single-tile order", cases);
+      check<FwdConfig<true, 128, kH128SingleTiles>>("h128 single-tile order", cases) &&
+      check<F32FwdConfig<128>>("f32 h128 (64-row tiles, paired)", cases);
   if (!ok)
     return 1;
   std::printf("sm90 scheduler: %ld (M, B, N, grid) cases, every tile exactly once, order holds\n",
