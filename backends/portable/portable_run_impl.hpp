@@ -229,6 +229,7 @@ void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dim
   using Dq = DeviceDqKernel<ExecSpace, T, HD>;
   using Dkdv = DeviceDkdvKernel<ExecSpace, T, HD>;
   const ForwardProblem& p = bp.forward;
+  const Common c = make_common(p, d);
   const Index prep_league =
       d.B * d.N * blocks(d.T, DeviceForwardKernel<ExecSpace, T, 64, false>::Br);
   const Index kv_league = d.B * d.K * blocks(d.S, Dkdv::Bk);
@@ -253,7 +254,7 @@ void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dim
   if (std::is_same_v<T, float> && p.extras.lse.defined()) {
     // The caller's forward statistics (portable_device_row_stats.hpp).
     DeviceRowStatsKernel<ExecSpace, T> rs;
-    rs.c = make_common(p, d);
+    rs.c = c;
     rs.out = make_rows<const T>(p.out, d.packed);
     rs.dout = make_rows<const T>(bp.dout, d.packed);
     rs.lse_acc = lse;
@@ -267,7 +268,7 @@ void backward_device(const ExecSpace& exec, const BackwardProblem& bp, const Dim
   }
 
   const auto fill = [&](auto& kern) {
-    kern.c = make_common(p, d);
+    kern.c = c;
     kern.q = make_rows<const T>(p.q, d.packed);
     kern.k = make_rows<const T>(p.k, d.packed);
     kern.v = make_rows<const T>(p.v, d.packed);

@@ -29,4 +29,11 @@ __device__ __forceinline__ std::uint32_t to_tf32_finite(float x) {
   return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 }
 
+// The 3xTF32 split every fp32 kernel uses: x = big + small, big = tf32(x), small exact in fp32
+// (a NaN x leaves small NaN, so the product keeps it).
+__device__ __forceinline__ void tf32_split(float x, std::uint32_t& big, std::uint32_t& small) {
+  big = to_tf32_finite(x);
+  small = __float_as_uint(x - __uint_as_float(big));
+}
+
 } // namespace kattn::cuda_kernels

@@ -79,8 +79,7 @@ struct WideMath<float> : WideF32Functions {
                                                const float (&x)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      big[i] = to_tf32_finite(x[i]); // a NaN x leaves small NaN
-      small[i] = __float_as_uint(x[i] - __uint_as_float(big[i]));
+      tf32_split(x[i], big[i], small[i]);
     }
   }
   __device__ __forceinline__ static void prep_a(A& out, const float (&a)[4]) {

@@ -57,13 +57,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   const std::uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const int tid = static_cast<int>(threadIdx.x);
-  if (tid == 0) {
-    for (const CUtensorMap* m : {&a.tma_q, &a.tma_k, &a.tma_v, &a.tma_k_small, &a.tma_v_small}) {
-      prefetch_tma_map(m);
-    }
-    Ring<Cfg>{smem + Cfg::kOffBar}.init();
-  }
-  __syncthreads();
+  ring_prologue<Cfg>(smem, &a.tma_q, &a.tma_k, &a.tma_v, &a.tma_k_small, &a.tma_v_small);
   int it = 0;      // K/V block iterations so far (ring position)
   int q_count = 0; // Q loads so far
   const int cta = static_cast<int>(blockIdx.x);

@@ -130,11 +130,7 @@ struct F32Mainloop {
 
   __device__ __forceinline__ void softmax(int i) {
     if (a.softcap_mul > 0.f) {
-      // fast_tanh (~1e-7 absolute), not the 16-bit kernels' tanh.approx (2^-11 relative).
-#pragma unroll
-      for (int j = 0; j < BN / 2; ++j) {
-        sc[j] = a.softcap_mul * fast_tanh(sc[j] * a.score_scale);
-      }
+      apply_softcap<true>(sc, a.score_scale, a.softcap_mul);
     }
     const int n0 = (w.nb_begin + i) * BN;
     if (w.s.rule(a.p).tile_needs_mask(tile_row0, tile_row0 + Cfg::kBlockM - 1, n0, BN)) {
@@ -152,8 +148,7 @@ struct F32Mainloop {
       const float x[4] = {sc[4 * kk], sc[4 * kk + 2], sc[4 * kk + 1], sc[4 * kk + 3]};
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        pb[kk][e] = to_tf32_finite(x[e]);
-        ps[kk][e] = __float_as_uint(x[e] - __uint_as_float(pb[kk][e]));
+        tf32_split(x[e], pb[kk][e], ps[kk][e]);
       }
       reg_fence(pb[kk]);
       reg_fence(ps[kk]);
@@ -188,18 +183,16 @@ struct F32Mainloop {
       asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                    : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
                    : "r"(at));
-      std::uint32_t b[4];
-      float sm_part[4];
+      std::uint32_t b[4], sm_part[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        b[e] = to_tf32_finite(x[e]);
-        sm_part[e] = x[e] - __uint_as_float(b[e]);
+        tf32_split(x[e], b[e], sm_part[e]);
       }
       asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(b[0]), "r"(b[1]),
                    "r"(b[2]), "r"(b[3])
                    : "memory");
-      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(at + Cfg::kQPart),
-                   "f"(sm_part[0]), "f"(sm_part[1]), "f"(sm_part[2]), "f"(sm_part[3])
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(at + Cfg::kQPart),
+                   "r"(sm_part[0]), "r"(sm_part[1]), "r"(sm_part[2]), "r"(sm_part[3])
                    : "memory");
     }
     fence_proxy_async();

@@ -24,9 +24,10 @@ struct SplitSrc {
 };
 
 __device__ __forceinline__ void split_store(float x, float* big, float* small, std::int64_t i) {
-  const std::uint32_t b = to_tf32_finite(x);
+  std::uint32_t b, s;
+  tf32_split(x, b, s);
   big[i] = __uint_as_float(b);
-  small[i] = x - __uint_as_float(b);
+  small[i] = __uint_as_float(s);
 }
 
 // One warp per row, lanes along the head dim (hd a multiple of 32): grid (ceil(rows / 8),

@@ -21,13 +21,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fwd_kernel(const __grid_cons
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   const std::uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const int tid = static_cast<int>(threadIdx.x);
-  if (tid == 0) {
-    prefetch_tma_map(&a.tma_q);
-    prefetch_tma_map(&a.tma_k);
-    prefetch_tma_map(&a.tma_v);
-    Ring<Cfg>{smem + Cfg::kOffBar}.init();
-  }
-  __syncthreads();
+  ring_prologue<Cfg>(smem, &a.tma_q, &a.tma_k, &a.tma_v);
 
   int it = 0;      // K/V block iterations so far (ring position)
   int q_count = 0; // Q loads so far

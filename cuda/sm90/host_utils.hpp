@@ -30,6 +30,11 @@ CUtensorMap make_f32_tile_map(const float* base, std::uint64_t cols, std::uint64
 // {0, col / 32, row, head}).
 CUtensorMap make_f32_rows_map(float* base, std::uint64_t cols, std::uint64_t rows,
                               std::uint64_t heads, std::uint32_t box_cols, std::uint32_t box_rows);
+// TMA needs 16-byte aligned outer strides (in elements of elem_bytes); the stride of a size-1
+// dimension is never used.
+inline bool tma_stride_ok(std::int64_t stride, std::int64_t extent, int elem_bytes) {
+  return extent <= 1 || (stride > 0 && (stride * elem_bytes) % 16 == 0);
+}
 // Multiprocessors of the current device.
 int multiprocessor_count();
 // Packed varlen: total tokens (cu_seqlens[batch]), read back from the device (synchronises).

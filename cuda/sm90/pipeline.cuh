@@ -55,4 +55,15 @@ struct Ring {
   }
 };
 
+// The forward kernels' prologue: thread 0 prefetches the tensor maps' descriptors and
+// initialises the ring's barriers; every thread waits for both.
+template <class Cfg, class... Maps>
+__device__ __forceinline__ void ring_prologue(std::uint32_t smem, const Maps*... maps) {
+  if (threadIdx.x == 0) {
+    (prefetch_tma_map(maps), ...);
+    Ring<Cfg>{smem + Cfg::kOffBar}.init();
+  }
+  __syncthreads();
+}
+
 } // namespace kattn::cuda_kernels::sm90

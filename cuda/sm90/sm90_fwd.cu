@@ -44,9 +44,9 @@ EncodeTiledFn encode_tiled() {
   return fn;
 }
 
-// TMA needs 16-byte aligned strides; a stride of a size-1 dimension is never used.
+// 16-bit elements.
 bool stride_ok(std::int64_t s, std::int64_t extent) {
-  return extent <= 1 || (s > 0 && s % 8 == 0);
+  return tma_stride_ok(s, extent, 2);
 }
 
 bool seq_major(const FlashFwdParams& p) {

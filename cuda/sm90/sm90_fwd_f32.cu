@@ -46,11 +46,8 @@ std::string f32_unsupported_reason(const FlashFwdParams& p) {
     return "packed varlen: the sm90 fp32 kernel serves dense and padded batches (sm80's kernel "
            "serves packed ones)";
   // q is read by TMA as it is: 16-byte aligned, strides of whole 16-byte units.
-  const auto tma_ok = [](std::int64_t s, std::int64_t extent) {
-    return extent <= 1 || (s > 0 && s % 4 == 0);
-  };
-  if (reinterpret_cast<std::uintptr_t>(p.q) % 16 != 0 || !tma_ok(p.q_row_stride, p.T) ||
-      !tma_ok(p.q_head_stride, p.N) || !tma_ok(p.q_batch_stride, p.B))
+  if (reinterpret_cast<std::uintptr_t>(p.q) % 16 != 0 || !tma_stride_ok(p.q_row_stride, p.T, 4) ||
+      !tma_stride_ok(p.q_head_stride, p.N, 4) || !tma_stride_ok(p.q_batch_stride, p.B, 4))
     return "q: the sm90 fp32 kernel reads it by TMA: expected a 16-byte aligned pointer and "
            "row/head/batch strides that are positive multiples of 4 elements, got strides " +
            std::to_string(p.q_row_stride) + "/" + std::to_string(p.q_head_stride) + "/" +

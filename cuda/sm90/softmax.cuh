@@ -4,17 +4,20 @@
 
 #include <cmath>
 
+#include "common/fast_math.cuh"
 #include "ptx.cuh"
 #include "seq_info.cuh"
 
 namespace kattn::cuda_kernels::sm90 {
 
-// softcap * tanh(scale * s / softcap), in place.
-template <int kRegs>
+// softcap * tanh(scale * s / softcap), in place. The 16-bit kernels take tanh.approx (2^-11
+// relative, below their inputs' rounding); kExact (the fp32 kernels) takes fast_tanh (~1e-7
+// absolute).
+template <bool kExact = false, int kRegs>
 __device__ __forceinline__ void apply_softcap(float (&s)[kRegs], float pre, float cap) {
 #pragma unroll
   for (int i = 0; i < kRegs; ++i) {
-    s[i] = cap * tanh_approx(s[i] * pre);
+    s[i] = cap * (kExact ? fast_tanh(s[i] * pre) : tanh_approx(s[i] * pre));
   }
 }
 
