@@ -257,17 +257,48 @@ __global__ void __launch_bounds__(WideConfig<T, HD>::THREADS, WideConfig<T, HD>:
         row_sum[h] = sum;
       }
 
+      if constexpr (M::kFreshTiles) {
+        // The tile's P V in fresh accumulators, 8 column groups (32 registers) at a time, then
+        // added into O (wide_math.cuh): the A fragments are split again per part.
+        constexpr int DP = DT < 8 ? DT : 8;
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        // k index t <-> key 2t, t + 4 <-> key 2t + 1 (see the top of this file).
-        typename M::A a;
-        M::prep_a(a, {s[nt][0], s[nt][2], s[nt][1], s[nt][3]});
+        for (int d0 = 0; d0 < DT; d0 += DP) {
+          T acc[DP][4];
 #pragma unroll
-        for (int dt = 0; dt < DT; ++dt) {
-          const T* vb = v_frag + nt * 8 * VS + dt * 8;
-          typename M::B b;
-          M::load_b(b, vb, VS);
-          M::mma(o[dt], a, b);
+          for (int dt = 0; dt < DP; ++dt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              acc[dt][e] = T(0);
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            typename M::A a;
+            M::prep_a(a, {s[nt][0], s[nt][2], s[nt][1], s[nt][3]});
+#pragma unroll
+            for (int dt = 0; dt < DP; ++dt) {
+              typename M::B b;
+              M::load_b(b, v_frag + nt * 8 * VS + (d0 + dt) * 8, VS);
+              M::mma(acc[dt], a, b);
+            }
+          }
+#pragma unroll
+          for (int dt = 0; dt < DP; ++dt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              o[d0 + dt][e] += acc[dt][e];
+        }
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          // k index t <-> key 2t, t + 4 <-> key 2t + 1 (see the top of this file).
+          typename M::A a;
+          M::prep_a(a, {s[nt][0], s[nt][2], s[nt][1], s[nt][3]});
+#pragma unroll
+          for (int dt = 0; dt < DT; ++dt) {
+            const T* vb = v_frag + nt * 8 * VS + dt * 8;
+            typename M::B b;
+            M::load_b(b, vb, VS);
+            M::mma(o[dt], a, b);
+          }
         }
       }
     }

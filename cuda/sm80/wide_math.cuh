@@ -11,6 +11,10 @@
 //        |a||b| (fp32: 2^-24) at three TF32 MMAs; MUFU exp2 and the 16-bit kernels' tanh (relative
 //        ~1e-7). Rounding small to TF32 as well would halve the second term (one more cvt per
 //        element): written, not measured (device time ran out).
+//        The MMA's fp32 accumulation truncates (round toward zero) each sum, a bias that grows
+//        with the additions into one accumulator: O over all keys in one accumulator was 1.6x
+//        the fp32 rule's error at S = 4096 (H100, run s35a). So kFreshTiles: each key tile's
+//        P V goes into fresh accumulators, added into O with round-to-nearest.
 //   f32 with options.allow_tf32 (WideMathTf32): the operands rounded to TF32 (cvt.rna, 2^-11
 //        relative each), one MMA per product: within ~2^-10 |a||b|, a third of the MMAs.
 // Fragments: a[4] and b[2] in the m16n8k8 layout of ptx.cuh. `prep_a` converts an A fragment
@@ -36,6 +40,7 @@ struct WideMath;
 template <>
 struct WideMath<double> {
   static constexpr const char* mode = "f64";
+  static constexpr bool kFreshTiles = false; // f64 accumulation
   using A = double[4];
   using B = double[2];
   __device__ __forceinline__ static void prep_a(A& out, const double (&a)[4]) {
@@ -68,6 +73,7 @@ struct WideF32Functions {
 template <>
 struct WideMath<float> : WideF32Functions {
   static constexpr const char* mode = "3xtf32";
+  static constexpr bool kFreshTiles = true;
   struct A {
     std::uint32_t big[4], small[4];
   };
@@ -106,6 +112,7 @@ struct WideMath<float> : WideF32Functions {
 
 struct WideMathTf32 : WideF32Functions {
   static constexpr const char* mode = "tf32";
+  static constexpr bool kFreshTiles = false; // TF32's operand rounding dominates
   using A = std::uint32_t[4];
   using B = std::uint32_t[2];
   template <int N>

@@ -43,12 +43,22 @@ struct F32FwdConfig {
   static constexpr int kOffQ = 0; // Q big, then Q small
   static constexpr int kOffK = kOffQ + 2 * kQPart;
   static constexpr int kOffV = kOffK + kStages * 2 * kKPart;
-  static constexpr int kOffBar = kOffV + kStages * 2 * kVPart;
+  // The tensor cores' fp32 accumulation truncates each wgmma's sum (round toward zero), a bias
+  // that grows with the additions into one accumulator: O summed over all keys in the wgmma
+  // accumulator was 3x the fp32 rule's error at S = 2048 (H100, run s35a). So every
+  // kFlushBlocks key blocks (12 wgmmas each) the consumer adds O into an fp32 copy in shared
+  // memory with round-to-nearest and restarts it (f32_mainloop.cuh): 32 KB, each thread its own
+  // 64 floats in 16-byte chunks interleaved across the warpgroup (conflict-free).
+  static constexpr int kFlushBlocks = 4;
+  static constexpr int kOffAcc = kOffV + kStages * 2 * kVPart;
+  static constexpr int kAccBytes = kBlockM * kHeadDim * 4;
+  static constexpr int kOffBar = kOffAcc + kAccBytes;
   static constexpr int kNumBars = 2 * kQStages + 4 * kStages; // Ring's barriers
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory over the sm_90 limit");
   static_assert(kQPart % 1024 == 0 && kKPart % 1024 == 0 && kVPart % 1024 == 0 &&
-                    kQColBlockBytes % 1024 == 0 && kKColBlockBytes % 1024 == 0,
+                    kAccBytes % 1024 == 0 && kQColBlockBytes % 1024 == 0 &&
+                    kKColBlockBytes % 1024 == 0,
                 "swizzle atoms are 1024-byte aligned");
 };
 

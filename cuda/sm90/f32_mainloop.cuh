@@ -1,7 +1,8 @@
 // The consumer of the exact-fp32 forward (f32_config.cuh): one warpgroup, 64 query rows. Every
 // product is three TF32 wgmmas on the split operands (big.big + big.small + small.big; the
 // dropped small.small is 2^-22 |a||b|). Per 32-key block i >= 1: issue S(i) and P V(i - 1),
-// softmax(i) while they run, then rescale O once P V(i - 1) has landed and split P(i).
+// softmax(i) while they run, then rescale O once P V(i - 1) has landed (or every kFlushBlocks
+// blocks add it into its fp32 copy in shared memory) and split P(i).
 #pragma once
 
 #include <cstdint>
@@ -165,6 +166,49 @@ struct F32Mainloop {
     }
   }
 
+  // O's fp32 copy in shared memory (f32_config.cuh kFlushBlocks): this thread's chunk c holds
+  // o[4c .. 4c + 3] (row0's two columns, then row1's).
+  __device__ __forceinline__ std::uint32_t copy_at(int c) const {
+    return smem + Cfg::kOffAcc + (c * 128 + tid) * 16;
+  }
+
+  // copy = copy * keep + O (O alone when `first`), rounded to nearest; O restarts at 0.
+  __device__ __forceinline__ void flush_o(bool first, const float (&keep)[2]) {
+#pragma unroll
+    for (int c = 0; c < D / 8; ++c) {
+      float x[4] = {0.f, 0.f, 0.f, 0.f};
+      if (!first) {
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+                     : "r"(copy_at(c)));
+      }
+      float y[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        y[e] = fmaf(x[e], keep[e / 2], o[4 * c + e]);
+        o[4 * c + e] = 0.f;
+      }
+      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(copy_at(c)), "f"(y[0]),
+                   "f"(y[1]), "f"(y[2]), "f"(y[3])
+                   : "memory");
+    }
+  }
+
+  // O += copy * keep: the whole sum, for the epilogue.
+  __device__ __forceinline__ void merge_o(const float (&keep)[2]) {
+#pragma unroll
+    for (int c = 0; c < D / 8; ++c) {
+      float x[4];
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+                   : "r"(copy_at(c)));
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        o[4 * c + e] = fmaf(x[e], keep[e / 2], o[4 * c + e]);
+      }
+    }
+  }
+
   __device__ __forceinline__ void release(std::uint32_t bar) const {
     __syncwarp();
     if (lane == 0) {
@@ -212,6 +256,10 @@ struct F32Mainloop {
     }
     softmax(0);
     split_p();
+    // The copy times `keep` is at O's scale (the running max's): keep collects the blocks'
+    // factors since the last flush.
+    float keep[2] = {1.f, 1.f};
+    bool copied = false;
     for (int i = 1; i < n_iter; ++i) {
       mbar_wait(ring.k_full(stage(i)), parity(i));
       issue_s(i);
@@ -227,7 +275,16 @@ struct F32Mainloop {
       wgmma_wait<0>();
       reg_fence(o);
       release(ring.v_empty(stage(i - 1)));
-      rescale_o(); // by block i's factor, now that P V(i - 1) is in O
+      if (i % Cfg::kFlushBlocks == 0) {
+        flush_o(!copied, keep); // O (blocks up to i - 1) into the copy, restarted at 0
+        copied = true;
+        keep[0] = corr[0];
+        keep[1] = corr[1];
+      } else {
+        rescale_o(); // by block i's factor, now that P V(i - 1) is in O
+        keep[0] *= corr[0];
+        keep[1] *= corr[1];
+      }
       split_p();
     }
     mbar_wait(ring.v_full(stage(n_iter - 1)), parity(n_iter - 1));
@@ -235,6 +292,9 @@ struct F32Mainloop {
     wgmma_wait<0>();
     reg_fence(o);
     release(ring.v_empty(stage(n_iter - 1)));
+    if (copied) {
+      merge_o(keep);
+    }
   }
 };
 

@@ -322,6 +322,25 @@ TEST_CASE("cuda/sm90 f32: auto takes it from T, S >= 2048 (the measured crossove
         kernel(DType::f32, 128));
 }
 
+// Regression (H100, run s35a): with O summed over all keys in one accumulator, whose fp32 sums
+// the tensor cores truncate, both 3xTF32 kernels exceeded the fp32 rule from S ~ 1000 (1.6x at
+// T = S = 2048 on sm90, at T 1024 S 4096 on sm80; the test above). Each now adds its key tiles'
+// sums into O with round-to-nearest (wide_math.cuh, f32_config.cuh kFlushBlocks).
+TEST_CASE("cuda/wide: 3xTF32 over long key ranges within the fp32 rule") {
+  for (std::int64_t H : {64, 128}) {
+    INFO("H=", H);
+    CHECK(check_on_device(cuda_backend(), wide_spec(DType::f32, 1, 256, 8192, 2, 1, H)) ==
+          kernel(DType::f32, H));
+  }
+  KATTN_REQUIRE_SM90_F32();
+  CHECK(check_on_device(cuda_backend(), wide_spec(DType::f32, 1, 256, 8192, 2, 1, 128)) ==
+        sm90_f32);
+  Spec c = wide_spec(DType::f32, 1, 512, 6000, 2, 1, 128);
+  c.opt.causal = true;
+  c.opt.alignment = Alignment::bottom_right;
+  CHECK(check_on_device(cuda_backend(), c) == sm90_f32);
+}
+
 TEST_CASE("cuda/wide: refusals name what is missing") {
   for (DType t : wide_types)
     CHECK(refusal(wide_spec(t, 1, 16, 24, 2, 1, 256)).find("f32 and f64: {64, 128}") !=
