@@ -2,7 +2,9 @@
 """Reads the sm90 backward's phase marks (cuda/sm90/bwd_trace.cuh: a trace build,
 -DKokkosAttn_CUDA_SM90_BWD_TRACE=ON, run with KATTN_BWD_TRACE=FILE) and prints, per consumer
 warpgroup, the median cycles of each phase and of a whole step, and how far the second warpgroup
-runs behind the first at each mark; --plot draws a few steps of one CTA as a timeline.
+runs behind the first at each mark; where the trace has the producer's row (since 2026-12-07),
+when it issued each step's Q and dO against the consumers' step start and their "loaded" mark;
+--plot draws a few steps of one CTA as a timeline.
 
     scripts/bwd-trace.py trace.bin [--skip 2] [--plot timeline.png --cta 0 --steps 8:12]
 """
@@ -12,6 +14,8 @@ import struct
 
 MARKS = ["start", "loaded", "scores", "dv issued", "ds stored", "own dq issued",
          "other rows", "dq ready", "reduced", "dk ready"]
+# The producer's row (bwd_trace.cuh BwdProducerMark): its first three slots.
+PRODUCER_WAIT, PRODUCER_Q, PRODUCER_DO = 0, 1, 2
 
 
 def read(path):
@@ -28,7 +32,7 @@ def read(path):
 def phases(trace, skip):
     """Median cycles from each reached mark to the next reached one, per warpgroup; step length."""
     out = {}
-    for w in range(len(trace[0])):
+    for w in range(min(2, len(trace[0]))):
         spans, steps = {}, []
         for cta in trace:
             rows = cta[w]
@@ -56,6 +60,25 @@ def lags(trace, skip):
     return res
 
 
+def producer(trace, skip):
+    """Medians per step, in cycles: the producer's wait for the Q buffer, and its issue of Q and
+    dO before warpgroup 0's step start (positive: ahead) and before each warpgroup's "loaded"."""
+    rows = {"waits for the Q buffer": [], "Q issued before wg 0's start": [],
+            "dO issued before wg 0's start": [], "dO issued -> wg 0 loaded": [],
+            "dO issued -> wg 1 loaded": []}
+    for cta in trace:
+        for s in range(skip, len(cta[2])):
+            p, w0, w1 = cta[2][s], cta[0][s], cta[1][s]
+            if not (p[PRODUCER_WAIT] and p[PRODUCER_Q] and p[PRODUCER_DO] and w0[0] and w1[1]):
+                continue
+            rows["waits for the Q buffer"].append(p[PRODUCER_Q] - p[PRODUCER_WAIT])
+            rows["Q issued before wg 0's start"].append(w0[0] - p[PRODUCER_Q])
+            rows["dO issued before wg 0's start"].append(w0[0] - p[PRODUCER_DO])
+            rows["dO issued -> wg 0 loaded"].append(w0[1] - p[PRODUCER_DO])
+            rows["dO issued -> wg 1 loaded"].append(w1[1] - p[PRODUCER_DO])
+    return {k: statistics.median(v) for k, v in rows.items() if v}
+
+
 def plot(trace, cta, first, last, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -64,7 +87,7 @@ def plot(trace, cta, first, last, path):
     rows = trace[cta]
     t0 = rows[0][first][0]
     colors = plt.get_cmap("tab10")
-    for w, wg in enumerate(rows):
+    for w, wg in enumerate(rows[:2]):
         for s in range(first, last):
             reached = [(m, t) for m, t in enumerate(wg[s]) if t]
             for (m0, a), (_, b) in zip(reached, reached[1:]):
@@ -95,6 +118,10 @@ def main():
     print("warpgroup 1 behind warpgroup 0:")
     for m, v in lags(trace, a.skip).items():
         print(f"  {MARKS[m]:>14} {v:8.0f}")
+    if len(trace[0]) > 2:
+        print("producer:")
+        for k, v in producer(trace, a.skip).items():
+            print(f"  {k:>30} {v:8.0f}")
     if a.plot:
         first, last = (int(x) for x in a.steps.split(":"))
         plot(trace, a.cta, first, last, a.plot)

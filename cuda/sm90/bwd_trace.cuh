@@ -34,29 +34,37 @@ enum BwdMark : int {
   kMarks
 };
 
+// The producer's marks per step (bwd_producer.cuh), recorded after the two consumer warpgroups'
+// as a third row with the same number of slots.
+enum BwdProducerMark : int {
+  kProducerWait,     // waits for the step's Q buffer (the step before last released it)
+  kProducerQIssued,  // Q's TMA loads issued
+  kProducerDoIssued, // dO's TMA loads issued
+};
+
 #ifdef KATTN_SM90_BWD_TRACE // the rest only in trace builds
 struct BwdTraceShape {
   static constexpr int kCtas = 16;  // the first CTAs of the grid (x fastest)
   static constexpr int kSteps = 64; // the first steps of each
-  static constexpr int kWarpgroups = 2;
-  static constexpr std::size_t kValues =
-      std::size_t{kCtas} * kWarpgroups * kSteps * BwdMark::kMarks;
+  static constexpr int kRows = 3;   // consumer warpgroups 0 and 1, the producer
+  static constexpr int kProducerRow = 2;
+  static constexpr std::size_t kValues = std::size_t{kCtas} * kRows * kSteps * BwdMark::kMarks;
 };
 
-// Device side: warpgroup thread 0 records a mark (no-op without a buffer).
-__device__ __forceinline__ void bwd_trace_mark(std::uint64_t* trace, int wg, int step, int mark) {
+// Device side: thread 0 of a consumer warpgroup (row = its index) or the producer thread (row 2)
+// records a mark (no-op without a buffer).
+__device__ __forceinline__ void bwd_trace_mark(std::uint64_t* trace, int row, int step, int mark) {
   const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   if (trace != nullptr && threadIdx.x % 128 == 0 && cta < BwdTraceShape::kCtas &&
       step < BwdTraceShape::kSteps) {
-    trace[((cta * BwdTraceShape::kWarpgroups + wg) * BwdTraceShape::kSteps + step) *
-              BwdMark::kMarks +
+    trace[((cta * BwdTraceShape::kRows + row) * BwdTraceShape::kSteps + step) * BwdMark::kMarks +
           mark] = clock64();
   }
 }
 
 // Host side: a zeroed device buffer when KATTN_BWD_TRACE is set (nullptr otherwise), and after
-// the launch its marks written to KATTN_BWD_TRACE.<launch index>: a line "ctas warpgroups steps
-// marks head_dim", then the values as little-endian uint64 (0 where a mark was not reached).
+// the launch its marks written to KATTN_BWD_TRACE.<launch index>: a line "ctas rows steps marks
+// head_dim", then the values as little-endian uint64 (0 where a mark was not reached).
 class BwdTraceRecorder {
 public:
   explicit BwdTraceRecorder(cudaStream_t stream)
@@ -85,7 +93,7 @@ public:
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr)
       return; // a debugging aid: an unwritable path loses the trace, not the backward
-    std::fprintf(f, "%d %d %d %d %d\n", BwdTraceShape::kCtas, BwdTraceShape::kWarpgroups,
+    std::fprintf(f, "%d %d %d %d %d\n", BwdTraceShape::kCtas, BwdTraceShape::kRows,
                  BwdTraceShape::kSteps, static_cast<int>(BwdMark::kMarks), head_dim);
     std::fwrite(host.data(), sizeof(std::uint64_t), host.size(), f);
     std::fclose(f);
