@@ -45,7 +45,7 @@ struct F32FwdConfig {
   static constexpr int kOffV = kOffK + kStages * 2 * kKPart;
   // The tensor cores' fp32 accumulation truncates each wgmma's sum (round toward zero), a bias
   // that grows with the additions into one accumulator: O summed over all keys in the wgmma
-  // accumulator was 3x the fp32 rule's error at S = 2048 (H100, run s35a). So every
+  // accumulator was 1.6x the fp32 rule's error at S = 2048 and 3x at 6000 (H100). So every
   // kFlushBlocks key blocks (12 wgmmas each) the consumer adds O into an fp32 copy in shared
   // memory with round-to-nearest and restarts it (f32_mainloop.cuh): 32 KB, each thread its own
   // 64 floats in 16-byte chunks interleaved across the warpgroup (conflict-free).
