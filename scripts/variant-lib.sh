@@ -12,7 +12,9 @@
 # quoted include finds it before the repository's copy (the including file's own directory has no
 # such subdirectory). Carry DEST beside the main library (scripts/device-carry.sh, then
 # LD_LIBRARY_PATH=DEST first). Commands come from `ninja -t commands kokkosattn`; they run in the
-# build root like the build (scripts/in-root.sh).
+# build root like the build (scripts/in-root.sh). VARIANT_SOURCE_ROOT=DIR compiles each SOURCE
+# from DIR instead (a `git worktree` of a base commit: headers next to the source come from there
+# too), for the library before a change beside the build of after it.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +50,9 @@ for src in "$@"; do
   cmd=$(sed -E 's/ -MD -MT [^ ]+ -MF [^ ]+//' <<<"$cmd")
   cmd=${cmd/ -I/ -I$inc ${defs[*]} -Xptxas=-v -I}
   cmd=${cmd/ -o $obj/ -o $new}
+  if [[ -n ${VARIANT_SOURCE_ROOT:-} ]]; then
+    cmd=${cmd/ -c $repo\/$src/ -c $VARIANT_SOURCE_ROOT/$src}
+  fi
   printf '[variant-lib] %s\n' "$src" >&2
   in_root bash -c "cd '$build' && $cmd" 2>&1 | grep -E 'Compiling entry|registers|spill' \
     >>"$dest/ptxas.txt" || true
