@@ -1,8 +1,9 @@
 // The consumer of the exact-fp32 forward (f32_config.cuh): one warpgroup, 64 query rows. Every
 // product is three TF32 wgmmas on the split operands (big.big + big.small + small.big; the
 // dropped small.small is 2^-22 |a||b|). Per 32-key block i >= 1: issue S(i) and P V(i - 1),
-// softmax(i) while they run, then rescale O once P V(i - 1) has landed (or every kFlushBlocks
-// blocks add it into its fp32 copy in shared memory) and split P(i).
+// softmax(i) while they run, then split P(i) once P V(i - 1) has landed. O's fold for block i
+// (rescale, or every kFlushBlocks blocks an add into its fp32 copy in shared memory) waits until
+// S(i + 1) is issued and runs under it.
 #pragma once
 
 #include <cstdint>
@@ -260,9 +261,27 @@ struct F32Mainloop {
     // factors since the last flush.
     float keep[2] = {1.f, 1.f};
     bool copied = false;
+    // Block i's fold (O rescaled by its factor, or every kFlushBlocks blocks added into the
+    // copy and restarted) runs under S(i + 1)'s wgmmas: O is idle until P V(i) is issued, and
+    // corr is block i's until softmax(i + 1).
+    const auto fold = [&](int i) {
+      if (i % Cfg::kFlushBlocks == 0) {
+        flush_o(!copied, keep); // O (blocks up to i - 1) into the copy, restarted at 0
+        copied = true;
+        keep[0] = corr[0];
+        keep[1] = corr[1];
+      } else {
+        rescale_o();
+        keep[0] *= corr[0];
+        keep[1] *= corr[1];
+      }
+    };
     for (int i = 1; i < n_iter; ++i) {
       mbar_wait(ring.k_full(stage(i)), parity(i));
       issue_s(i);
+      if (i >= 2) {
+        fold(i - 1);
+      }
       mbar_wait(ring.v_full(stage(i - 1)), parity(i - 1));
       issue_pv(i - 1);
       wgmma_wait<1>();
@@ -275,17 +294,10 @@ struct F32Mainloop {
       wgmma_wait<0>();
       reg_fence(o);
       release(ring.v_empty(stage(i - 1)));
-      if (i % Cfg::kFlushBlocks == 0) {
-        flush_o(!copied, keep); // O (blocks up to i - 1) into the copy, restarted at 0
-        copied = true;
-        keep[0] = corr[0];
-        keep[1] = corr[1];
-      } else {
-        rescale_o(); // by block i's factor, now that P V(i - 1) is in O
-        keep[0] *= corr[0];
-        keep[1] *= corr[1];
-      }
       split_p();
+    }
+    if (n_iter >= 2) {
+      fold(n_iter - 1);
     }
     mbar_wait(ring.v_full(stage(n_iter - 1)), parity(n_iter - 1));
     issue_pv(n_iter - 1);
