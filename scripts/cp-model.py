@@ -112,8 +112,8 @@ def main():
     ap.add_argument("--plot", help="write the efficiency plot (PNG) here")
     ap.add_argument("--table", action="store_true", help="print the markdown table")
     a = ap.parse_args()
-    LINKS["H200 + NVLink"] = (a.nvlink_gbs, LINKS["H200 + NVLink"][1])
-    LINKS["200 Gb/s InfiniBand"] = (a.ib_gbs, LINKS["200 Gb/s InfiniBand"][1])
+    gbs = {"H200 + NVLink": a.nvlink_gbs, "200 Gb/s InfiniBand": a.ib_gbs}
+    links = {name: (gbs[name], us) for name, (_, us) in LINKS.items()}
     N, K, H = a.heads, a.kv_heads, a.head_dim
     ranks = [2, 4, 8, 16, 32, 64]
     lengths = [32768, 131072, 524288]
@@ -121,14 +121,14 @@ def main():
     # The overlap condition: tokens per rank above which a ring step's transfer hides under its
     # compute (FLOP per byte received = T_local * N / K for the forward).
     print(f"N {N}, K {K}, H {H}, bf16; efficiency = t(1 GPU) / (P t(P GPUs))")
-    for name, (gbs, us) in LINKS.items():
-        need = rate(16384) / (gbs * 1e9) * K / N
-        print(f"{name}: {gbs:.0f} GB/s, {us:.0f} us per message -> ring forward hides its "
+    for name, (bw, us) in links.items():
+        need = rate(16384) / (bw * 1e9) * K / N
+        print(f"{name}: {bw:.0f} GB/s, {us:.0f} us per message -> ring forward hides its "
               f"transfers from ~{need:,.0f} tokens per rank (non-causal; 2x that causal)")
     if a.table:
         print("\n| link | pass | scheme | T | " + " | ".join(f"P={p}" for p in ranks) + " |")
         print("|---|---|---|---|" + "---|" * len(ranks))
-        for name, link in LINKS.items():
+        for name, link in links.items():
             for bwd in (False, True):
                 for kind, causal in (("ring", False), ("ring", True), ("a2a", False)):
                     for T in lengths:
@@ -146,7 +146,7 @@ def main():
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-        for ax, (name, link) in zip(axes, LINKS.items()):
+        for ax, (name, link) in zip(axes, links.items()):
             for T, style in zip(lengths, (":", "--", "-")):
                 for kind, causal, color in (("ring", False, "C0"), ("ring", True, "C1"),
                                             ("a2a", False, "C2")):
