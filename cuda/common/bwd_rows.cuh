@@ -83,11 +83,15 @@ __global__ void __launch_bounds__(32 * kRowWarps)
   const int i0 = static_cast<int>(blockIdx.x) * kRowsPerBlock +
                  static_cast<int>(threadIdx.x) / 32 * kRowsPerWarp;
   for (int i = i0; i < i0 + kRowsPerWarp && i < rows; ++i) {
-    const float2* src = reinterpret_cast<const float2*>(p.dq_accum + (acc0 + i) * p.fwd.H);
+    const float* row = p.dq_accum + (acc0 + i) * p.fwd.H;
+    const float* tile = p.dq_accum + (acc0 + i - i % kAccTileRows) * p.fwd.H;
     Pair* dst =
         reinterpret_cast<Pair*>(static_cast<char*>(p.dq) + 2 * (boff.dq + i * p.dq_row_stride));
-    for (int c = lane; c < p.fwd.H / 2; c += 32)
-      dst[c] = from_float2<Pair>(i < s.q_len ? src[c] : float2{0.f, 0.f});
+    for (int c = lane; c < p.fwd.H / 2; c += 32) {
+      const float* src = p.dq_tile_order ? tile + tile_order_offset(i, 2 * c) : row + 2 * c;
+      dst[c] =
+          from_float2<Pair>(i < s.q_len ? *reinterpret_cast<const float2*>(src) : float2{0.f, 0.f});
+    }
   }
 }
 

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(BwdConfig<HD>::THREADS, 1)
 
   if (n_min < n_max) {
     float lse2[2], dsum[2];
-    const std::int64_t acc0 = n * p.acc_rows + acc_row0(p, seq, b);
+    const std::int64_t acc0 = n * p.acc_rows + acc_row0<false>(p, seq, b);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int i = row0 + 8 * h;

@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(BwdConfig<HD>::THREADS, 1)
     // Step `it`: query head kv * group + it / m_count, block m_begin + it % m_count.
     auto head_of = [&](int it) { return kv * group + it / m_count; };
     auto m0_of = [&](int it) { return (m_begin + it % m_count) * BM; };
-    auto acc0_of = [&](int it) { return head_of(it) * p.acc_rows + acc_row0(p, seq, b); };
+    auto acc0_of = [&](int it) { return head_of(it) * p.acc_rows + acc_row0<false>(p, seq, b); };
     auto issue = [&](int it) {
       const int n = head_of(it), m0 = m0_of(it);
       const RowOffsets off = row_offsets(f, seq, b, n);

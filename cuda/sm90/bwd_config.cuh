@@ -16,7 +16,17 @@ namespace kattn::cuda_kernels::sm90 {
 // accumulators) and walks the query blocks of 64 rows that see them, Q and dO double-buffered.
 // dQ = dS K: at head dim 128 each warpgroup computes half of dQ's columns over all 128 keys (dS
 // of both warpgroups through shared memory), at 64 all columns over its own 64 keys: both are
-// m64n64 products, staged in shared memory and added into dq_accum by a TMA reduction.
+// m64n64 products, staged in shared memory and added into dq_accum, one reduction per warp.
+//
+// The reduction's kind, by head dim: at 64 a 1-D bulk reduction of the warp's fragments into
+// dq_accum's tile order (p.dq_tile_order, kattn_kernels/bwd_geometry.hpp) with EVICT_LAST, at 128
+// a TMA tensor reduction of a swizzled box into row-order dq_accum. Measured (H100, fwd+bwd, four
+// A/B calls, benchmarks/results/h100-2026-12-07-sm90-bwd-dq-bulk/): the bulk form 1.01-1.05x
+// at 64, 0.96-1.00x at 128 (with or without the hint, either order of a tile's column halves).
+constexpr bool bwd_dq_bulk(int head_dim) {
+  return head_dim == 64;
+}
+
 template <bool kIsBf16, int kHeadDimT>
 struct BwdConfig {
   static constexpr bool kBf16 = kIsBf16;
@@ -28,6 +38,7 @@ struct BwdConfig {
   static constexpr int kThreads = 128 * (1 + kConsumerWGs);
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr bool kDqSplit = kHeadDim == 128;
+  static constexpr bool kDqBulk = bwd_dq_bulk(kHeadDim);
   // setmaxnreg budgets, as the forward's (a first version gave the producer 32, 1024 registers
   // past the CTA's pool: the consumers' increase then never returned, and the kernel hung).
   static constexpr int kProducerRegs = 24;
@@ -48,8 +59,8 @@ struct BwdConfig {
   static constexpr int kOffQ = kOffV + kKVBytes;
   static constexpr int kOffDo = kOffQ + kStages * kQBytes;
   static constexpr int kOffDs = kOffDo + kStages * kQBytes; // two buffers
-  // A warpgroup's dQ (64 rows x 64 fp32 columns), each warp's 16 rows one TMA box: a row is two
-  // 128-byte swizzle rows (columns 0-31, 32-63).
+  // A warpgroup's dQ (64 rows x 64 fp32 columns), each warp's 16 rows one staging box: fragment
+  // order (kDqBulk) or a TMA box whose rows are two 128-byte swizzle rows (columns 0-31, 32-63).
   static constexpr int kDqWarpRows = 16;
   static constexpr int kDqWarpBytes = kDqWarpRows * 256;
   static constexpr int kDqBytes = kBlockM * 256;
@@ -97,7 +108,7 @@ struct BwdArgs {
   CUtensorMap tma_k;
   CUtensorMap tma_v;
   CUtensorMap tma_do;
-  CUtensorMap tma_dq; // dq_accum, f32 [N, acc_rows, H]: the reduction's target
+  CUtensorMap tma_dq; // dq_accum, f32 [N, acc_rows, H]: the tensor reduction's target (!kDqBulk)
   FlashBwdParams p;
   std::uint64_t* trace; // bwd_trace.cuh's marks (trace builds only; nullptr: none)
 };

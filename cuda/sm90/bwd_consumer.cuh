@@ -7,9 +7,9 @@
 //   dS^T -> shared memory, dQ = dS K    wgmma, both operands MN-major (at head dim 128 over
 //                                       this warpgroup's keys first, then the other's)
 //   dK += dS^T Q                        A from registers, running while dQ is staged in shared
-//                                       memory and added into dq_accum by TMA reductions (one
-//                                       per warp; bwd_config.cuh: which keys and columns each
-//                                       warpgroup's dQ covers)
+//                                       memory and added into dq_accum by bulk or TMA
+//                                       reductions (one per warp; bwd_config.cuh: which keys and
+//                                       columns each warpgroup's dQ covers, and which kind)
 // The warpgroup also stages the next step's LSE * log2 e and D rows in shared memory.
 #pragma once
 
@@ -214,20 +214,41 @@ struct BwdConsumer {
     wgmma_commit();
   }
 
-  // dQ -> this warp's staging box (its 16 rows x 64 fp32 columns; a row is two 128-byte
-  // swizzle rows, 16-byte chunks swizzled as TMA's SWIZZLE_128B), then its lane 0 adds the box
-  // into dq_accum: no barrier beyond the warp (a warpgroup-wide one before the reduction stalled
-  // the step: H200 ncu, 2026-12-03), one TMA reduction per warp (two 32-column boxes per warp
-  // queued at the TMA unit).
-  __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], const Step& s) const {
-    const int warp = tid / 32;
-    const std::uint32_t box = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
-    if (lane == 0) {
-      bulk_wait_read<0>(); // this warp's last reduction has read its box
+  // kDqBulk (head dim 64): dQ -> this warp's staging block in fragment order (16-byte stores, lane
+  // l's column group j at 16 (32 j + l): conflict-free), then its lane 0 adds the 4 KB block
+  // into its place in dq_accum's tile (tile_order_offset) by one 1-D bulk reduction with an
+  // EVICT_LAST hint. Rows past the sequence add into the sequence's own last tile, which the
+  // conversion never reads.
+  __device__ __forceinline__ void reduce_dq_bulk(const float (&dq)[kSRegs], const Step& s,
+                                                 std::uint32_t box) const {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(box + 16 * (32 * j + lane)),
+                   "f"(dq[4 * j]), "f"(dq[4 * j + 1]), "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3])
+                   : "memory");
     }
+    fence_proxy_async();
     __syncwarp();
-    // A box reaching past the sequence adds into the next sequence's (or batch entry's) rows:
-    // those get exactly 0, not 0 * K, which is NaN where this sequence's K holds an inf.
+    const int warp = tid / 32;
+    if (lane == 0 && Cfg::kDqWarpRows * warp < w.seq.q_len - s.m0) {
+      const std::int64_t row =
+          s.head * a.p.acc_rows + acc_row0<Cfg::kDqBulk>(a.p, w.seq, w.b) + s.m0;
+      float* dst = a.p.dq_accum + row * D + (Cfg::kDqSplit ? wg * 4096 : 0) + warp * 1024;
+      bulk_reduce_add_f32_evict_last(dst, box, Cfg::kDqWarpBytes);
+      bulk_commit();
+    }
+  }
+
+  // Otherwise (head dim 128): dQ -> this warp's staging box (its 16 rows x 64 fp32 columns; a
+  // row is two 128-byte swizzle rows, 16-byte chunks swizzled as TMA's SWIZZLE_128B), then its
+  // lane 0 adds the box into dq_accum's rows by one TMA tensor reduction (two 32-column boxes
+  // queued at the TMA unit).
+  __device__ __forceinline__ void reduce_dq_tensor(const float (&dq)[kSRegs], const Step& s,
+                                                   std::uint32_t box) const {
+    const int warp = tid / 32;
+    // Rows past the sequence get exactly 0, not 0 * K, which is NaN where this sequence's K
+    // holds an inf (in the batched layout before 64-row tiles such a box reached the next
+    // sequence's rows).
     const int valid_rows = w.seq.q_len - s.m0;
     // Column group j of row r (of the warp's 16) is in swizzle row R = 2 r + j / 4, chunk
     // (2 (j % 4) + (lane % 4) / 2) ^ (R % 8); the 8-byte stores of a half warp (4 rows, R % 8
@@ -258,9 +279,26 @@ struct BwdConsumer {
     fence_proxy_async();
     __syncwarp();
     if (lane == 0 && Cfg::kDqWarpRows * warp < valid_rows) {
-      const int row = static_cast<int>(acc_row0(a.p, w.seq, w.b)) + s.m0 + Cfg::kDqWarpRows * warp;
+      const int row = static_cast<int>(acc_row0<Cfg::kDqBulk>(a.p, w.seq, w.b)) + s.m0 +
+                      Cfg::kDqWarpRows * warp;
       tma_reduce_add_4d(&a.tma_dq, box, 0, Cfg::kDqSplit ? 2 * wg : 0, row, s.head);
       bulk_commit();
+    }
+  }
+
+  // dQ into dq_accum, one reduction per warp with no barrier beyond the warp (a warpgroup-wide
+  // one before the reduction stalled the step: H200 ncu, 2026-12-03).
+  __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], const Step& s) const {
+    const int warp = tid / 32;
+    const std::uint32_t box = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
+    if (lane == 0) {
+      bulk_wait_read<0>(); // this warp's last reduction has read its box
+    }
+    __syncwarp();
+    if constexpr (Cfg::kDqBulk) {
+      reduce_dq_bulk(dq, s, box);
+    } else {
+      reduce_dq_tensor(dq, s, box);
     }
   }
 
@@ -284,7 +322,7 @@ struct BwdConsumer {
       const RowOffsets off = row_offsets(p.fwd, seq, w.b, s.head);
       return p.fwd.lse[off.lse + i * p.fwd.lse_row_stride];
     }
-    return p.dsum[s.head * p.acc_rows + acc_row0(p, seq, w.b) + i];
+    return p.dsum[s.head * p.acc_rows + acc_row0<Cfg::kDqBulk>(p, seq, w.b) + i];
   }
   __device__ __forceinline__ void store_row(const Step& s, float raw) const {
     const float v = tid < 64 ? lse_log2(raw) : raw;

@@ -29,7 +29,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) bwd_kernel(const __grid_cons
     prefetch_tma_map(&a.tma_k);
     prefetch_tma_map(&a.tma_v);
     prefetch_tma_map(&a.tma_do);
-    prefetch_tma_map(&a.tma_dq);
+    if constexpr (!Cfg::kDqBulk)
+      prefetch_tma_map(&a.tma_dq);
     const BwdRing<Cfg> ring{smem + Cfg::kOffBar};
     constexpr std::uint32_t consumer_warps = Cfg::kConsumerThreads / 32;
     mbar_init(ring.kv_full(), 1);

@@ -32,8 +32,9 @@ void launch_bwd(const FlashBwdParams& p, cudaStream_t stream) {
                           f.k_head_stride, f.k_batch_stride, Cfg::kBlockN);
   a.tma_v = make_tile_map(f.v, Cfg::kBf16, hd, k_rows, f.K, batches, f.v_row_stride,
                           f.v_head_stride, f.v_batch_stride, Cfg::kBlockN);
-  a.tma_dq = make_f32_rows_map(p.dq_accum, hd, static_cast<std::uint64_t>(p.acc_rows), f.N, 64,
-                               Cfg::kDqWarpRows);
+  if constexpr (!Cfg::kDqBulk)
+    a.tma_dq = make_f32_rows_map(p.dq_accum, hd, static_cast<std::uint64_t>(p.acc_rows), f.N, 64,
+                                 Cfg::kDqWarpRows);
   opt_in_smem<&bwd_kernel<Cfg>>(Cfg::kSmemBytes, "sm90 backward");
   // Key blocks in order: under a causal mask the first ones see the most queries and start
   // first.

@@ -62,6 +62,18 @@ __device__ __forceinline__ void tma_reduce_add_4d(const CUtensorMap* map, std::u
                "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
+// 1-D bulk reduction: adds `bytes` (a multiple of 16) of f32 at `src` into global memory at
+// `dst` (both 16-byte aligned) with an L2 EVICT_LAST hint, completing in the thread's bulk
+// async-group.
+__device__ __forceinline__ void bulk_reduce_add_f32_evict_last(float* dst, std::uint32_t src,
+                                                               std::uint32_t bytes) {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32"
+               " [%0], [%1], %2, %3;\n" ::"l"(dst),
+               "r"(src), "r"(bytes), "l"(policy)
+               : "memory");
+}
 __device__ __forceinline__ void bulk_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }

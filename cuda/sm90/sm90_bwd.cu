@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "bwd_config.cuh"
 #include "common/bwd_row_passes.hpp"
 #include "inst/bwd_instances.hpp"
 #include "kattn_kernels/params_limits.hpp"
@@ -15,7 +16,7 @@ std::string bwd_unsupported_reason(const FlashBwdParams& p) {
   if (std::string why = half_dtype_limit(f, "sm90 backward"); !why.empty())
     return why;
   if (p.deterministic)
-    return "deterministic mode: the sm90 backward adds each key block's dQ into dq_accum by TMA "
+    return "deterministic mode: the sm90 backward adds each key block's dQ into dq_accum by bulk "
            "reductions, in no fixed order (sm80's dq kernel serves it)";
   if (f.H != f.Hv || (f.H != 64 && f.H != 128))
     return "head dims H=" + std::to_string(f.H) + " Hv=" + std::to_string(f.Hv) +
@@ -33,7 +34,9 @@ std::string bwd_kernel_name(const FlashBwdParams& p) {
          std::to_string(p.fwd.H);
 }
 
-void run_bwd(const FlashBwdParams& p, CUstream_st* stream) {
+void run_bwd(const FlashBwdParams& params, CUstream_st* stream) {
+  FlashBwdParams p = params;
+  p.dq_tile_order = bwd_dq_bulk(p.fwd.H); // what the conversion reads
   bwd_prepass(p, stream);
   launch_bwd_instance(p.fwd.dtype == ElemType::bf16, p.fwd.H, p, stream);
   bwd_convert_dq(p, stream);

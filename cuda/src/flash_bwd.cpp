@@ -11,6 +11,7 @@
 #include "common/cuda_check.hpp"
 #include "common/stream_scratch.hpp"
 #include "device_cc.hpp"
+#include "kattn_kernels/bwd_geometry.hpp"
 #include "sm80/sm80_bwd.hpp"
 #ifdef KATTN_HAVE_SM90
 #include "sm90/sm90_bwd.hpp"
@@ -20,8 +21,7 @@ namespace kattn::cuda_kernels {
 namespace {
 
 std::int64_t acc_rows(const FlashBwdParams& p) {
-  return p.fwd.cu_seqlens_q != nullptr ? p.fwd.total_q
-                                       : std::int64_t{p.fwd.B} * std::int64_t{p.fwd.T};
+  return acc_rows_total(p.fwd);
 }
 
 } // namespace

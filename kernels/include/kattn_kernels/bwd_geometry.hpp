@@ -10,9 +10,53 @@
 
 namespace kattn {
 
-// Accumulator row of query 0 of sequence b: b * T (batched) or its first token (packed).
+// Accumulator rows in one of two layouts. Token order (every family but sm90 at head dim 64):
+// b * T + i (batched) or the token index (packed). Tiles (p.dq_tile_order): each sequence's rows
+// start at a 64-row tile and own whole tiles, because the sm90 backward at head dim 64 adds dQ
+// into dq_accum in whole tiles (1-D bulk reductions, tile_order_offset below): b * T rounded up
+// to a tile (batched), or (first token + 64 b) rounded down to a tile (packed), which is past
+// the previous sequence's last tile since each sequence adds 64 to the unrounded sum. The
+// workspace has the tiled layout's rows (acc_rows_total), which hold either.
+inline constexpr int kAccTileRows = 64;
+// Rounding by masks, not divisions: every count here is >= 0, and a signed division by 64 costs
+// the kernel's per-step address arithmetic a sign fix-up.
+KATTN_INLINE std::int64_t acc_tiled_rows(std::int64_t rows) {
+  return (rows + kAccTileRows - 1) & ~std::int64_t{kAccTileRows - 1};
+}
+template <bool kTiles>
+KATTN_INLINE std::int64_t acc_row0_of(const FlashFwdParams& f, std::int64_t q_tok0, int b) {
+  if constexpr (kTiles)
+    return f.cu_seqlens_q != nullptr
+               ? (q_tok0 + std::int64_t{kAccTileRows} * b) & ~std::int64_t{kAccTileRows - 1}
+               : std::int64_t{b} * acc_tiled_rows(f.T);
+  else
+    return f.cu_seqlens_q != nullptr ? q_tok0 : std::int64_t{b} * f.T;
+}
+// Accumulator row of query 0 of sequence b: in a kernel, whose layout is fixed at compile time,
+// and in the row passes, which serve both (p.dq_tile_order).
+template <bool kTiles>
 KATTN_INLINE std::int64_t acc_row0(const FlashBwdParams& p, const SeqSpan<int>& s, int b) {
-  return p.fwd.cu_seqlens_q != nullptr ? std::int64_t{s.q_tok0} : std::int64_t{b} * p.fwd.T;
+  return acc_row0_of<kTiles>(p.fwd, s.q_tok0, b);
+}
+KATTN_INLINE std::int64_t acc_row0(const FlashBwdParams& p, const SeqSpan<int>& s, int b) {
+  return p.dq_tile_order ? acc_row0<true>(p, s, b) : acc_row0<false>(p, s, b);
+}
+// Accumulator rows of one head (a multiple of the tile): enough for either layout.
+KATTN_INLINE std::int64_t acc_rows_total(const FlashFwdParams& f) {
+  return f.cu_seqlens_q != nullptr ? acc_row0_of<true>(f, f.total_q, f.B)
+                                   : acc_row0_of<true>(f, 0, f.B);
+}
+
+// Where dQ's element (row i, even column c) of a tile lies in a tile-ordered dq_accum
+// (p.dq_tile_order), counted from the tile's first float ((acc row of the tile's row 0) * H): a
+// tile (64 rows x H fp32) holds 64-column halves, each of four 16-row warp blocks in the order
+// of the m64n64 wgmma accumulator fragments (lane l of a warp: rows l / 4 and + 8, columns
+// 8 j + 2 (l % 4) and + 1 of column group j, four floats per j), so that a warp stages its
+// fragments with conflict-free 16-byte stores and one bulk reduction adds the 4 KB block.
+KATTN_INLINE int tile_order_offset(int i, int c) {
+  const int r = i % kAccTileRows, rr = r % 16, cc = c % 64;
+  const int lane = 4 * (rr % 8) + (cc % 8) / 2;
+  return (c / 64) * 4096 + (r / 16) * 1024 + ((cc / 8) * 32 + lane) * 4 + 2 * (rr / 8) + cc % 2;
 }
 
 struct BwdRowOffsets {

@@ -4,11 +4,13 @@
 //
 // Layout: dout and dq like q's [B, T, N, H] (packed [Tq_total, N, H]), dk and dv like k's and v's;
 // head-dim stride 1 for all four. The workspaces (allocated by the launcher,
-// cuda/src/flash_bwd.cpp) are indexed by "accumulator rows", one per query token: b * T + i when
-// batched, the token index cu_seqlens_q[b] + i when packed (acc_rows = B * T or Tq_total):
+// cuda/src/flash_bwd.cpp) are indexed by "accumulator rows", one per query token, in token order
+// or (dq_tile_order) with each sequence's rows starting at a 64-row tile
+// (kattn_kernels/bwd_geometry.hpp: acc_row0, acc_rows_total):
 //   dsum     f32 [N, acc_rows]     D = rowsum(dO * O), written by the pre-pass
 //   dq_accum f32 [N, acc_rows, H]  dQ summed over key blocks (zeroed first), converted at the end
-//                                  (absent when dq_kernel)
+//                                  (absent when dq_kernel); row-major, or each 64-row tile in
+//                                  wgmma fragment order when dq_tile_order (tile_order_offset)
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,8 @@ struct FlashBwdParams {
   // Set by the launcher: dQ comes from a kernel of its own (no atomics, no dq_accum), as it must
   // when deterministic and does where the family finds it faster.
   bool dq_kernel = false;
+  // Set by the family's launcher: dq_accum's tiles are in fragment order (sm90 at head dim 64).
+  bool dq_tile_order = false;
 };
 
 } // namespace kattn
