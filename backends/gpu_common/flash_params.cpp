@@ -108,6 +108,8 @@ std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
     return "boolean mask not implemented " + str(who);
   if (e.alibi_slopes.defined())
     return "ALiBi not implemented " + str(who);
+  if (e.sinks.defined())
+    return "attention sinks (extras.sinks) not implemented " + str(who);
   if (p.options.dropout_p > 0.0)
     return "dropout not implemented " + str(who);
   if (std::string why = float_scale_limit(d, who); !why.empty())

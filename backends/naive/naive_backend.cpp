@@ -46,6 +46,9 @@ public:
                          "batches (seqlens_q/seqlens_k), reference or portable");
     if (p.options.dropout_p > 0.0)
       return Support::no("naive: dropout is not implemented; use reference or portable");
+    if (p.extras.sinks.defined())
+      return Support::no("naive: attention sinks (extras.sinks) are not implemented; use "
+                         "reference");
     if (p.q.dtype != DType::f64)
       if (std::string why = float_scale_limit(d, "naive"); !why.empty())
         return Support::no(why);

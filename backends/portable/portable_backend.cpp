@@ -21,6 +21,9 @@ namespace {
 
 namespace kc = kattn::kokkos_common;
 
+constexpr const char* kNoSinks =
+    "portable: attention sinks (extras.sinks) are not implemented yet; use reference";
+
 class PortableBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::portable; }
@@ -37,6 +40,8 @@ public:
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    if (p.extras.sinks.defined())
+      return Support::no(kNoSinks);
     if (const Support s = limits(d, p.q.dtype); !s.ok)
       return s;
     Support s = kc::check_runnable("portable", p.q.dtype, kc::named_tensors(p), x);
@@ -51,6 +56,8 @@ public:
   }
 
   Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
+    if (p.forward.extras.sinks.defined())
+      return Support::no(kNoSinks);
     if (const Support s = limits(d, p.forward.q.dtype); !s.ok)
       return s;
     Support s = kc::check_runnable("portable", p.forward.q.dtype, kc::named_tensors(p), x);

@@ -36,6 +36,7 @@ Named forward_tensors(const ForwardProblem& p) {
           {"bias", &e.bias},
           {"mask", &e.mask},
           {"alibi_slopes", &e.alibi_slopes},
+          {"sinks", &e.sinks},
           {"seqlens_q", &e.seqlens_q},
           {"seqlens_k", &e.seqlens_k},
           {"cu_seqlens_q", &e.cu_seqlens_q},
@@ -76,9 +77,12 @@ public:
   }
   Support supports(const BackwardProblem& p, const Dims&, const ExecContext& x) const override {
     Named all = forward_tensors(p.forward);
-    all.insert(
-        all.end(),
-        {{"dout", &p.dout}, {"dq", &p.dq}, {"dk", &p.dk}, {"dv", &p.dv}, {"dbias", &p.dbias}});
+    all.insert(all.end(), {{"dout", &p.dout},
+                           {"dq", &p.dq},
+                           {"dk", &p.dk},
+                           {"dv", &p.dv},
+                           {"dbias", &p.dbias},
+                           {"dsinks", &p.dsinks}});
     return check(all, x);
   }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext&) const override {

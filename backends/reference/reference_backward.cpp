@@ -8,11 +8,15 @@ namespace kattn::reference {
 // With Z the dropout multipliers (keep/(1-p)) and O = (P∘Z) V:
 //   dV = (P∘Z)^T dO,  dP = (dO V^T)∘Z,  dS = P∘(dP - rowsum(P∘dP))  (gradient of the biased
 //   score, i.e. dbias), dS_raw = dS∘(1 - tanh²) under softcap,
-//   dQ = scale · dS_raw K,  dK = scale · dS_raw^T Q  (summed over the query heads of a KV head).
+//   dQ = scale · dS_raw K,  dK = scale · dS_raw^T Q  (summed over the query heads of a KV head);
+//   with sinks, dsink_n = -Σ_(b,i) P_sink · rowsum(P∘dP) (the sink's logit is in every P's
+//   denominator and in no numerator).
 void backward(const BackwardProblem& bp, const Dims& d) {
   using namespace detail;
   const ForwardProblem& p = bp.forward;
   const bool want_dbias = bp.dbias.defined();
+  const bool want_dsinks = bp.dsinks.defined();
+  std::vector<double> dsinks(want_dsinks ? static_cast<std::size_t>(d.N) : 0, 0.0);
   // Dense logical-order accumulators covering every element, so untouched ones end up 0.
   const Tensor lq = logical_layout(bp.dq), lk = logical_layout(bp.dk), lv = logical_layout(bp.dv);
   std::vector<double> dq(static_cast<std::size_t>(bp.dq.numel()), 0.0);
@@ -65,6 +69,8 @@ void backward(const BackwardProblem& bp, const Dims& d) {
           ds[sj] = dp * row.keep[sj];
           rowsum += row.prob[sj] * ds[sj];
         }
+        if (want_dsinks)
+          dsinks[static_cast<std::size_t>(n)] -= row.sink_prob * rowsum;
         for (std::int64_t j = 0; j < s.k_len; ++j) {
           const auto sj = static_cast<std::size_t>(j);
           if (row.prob[sj] == 0.0)
@@ -87,6 +93,8 @@ void backward(const BackwardProblem& bp, const Dims& d) {
   store_all(bp.dv, dv);
   if (want_dbias)
     store_all(bp.dbias, dbias);
+  if (want_dsinks)
+    store_all(bp.dsinks, dsinks);
 }
 
 } // namespace kattn::reference

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -38,6 +39,8 @@ void forward(const ForwardProblem& p, const Dims& d) {
             acc[static_cast<std::size_t>(h)] +=
                 w * load_double(p.v, token_offset(p.v, d.packed, b, s.k_start, j, n / kv_per_q, h));
         }
+        if (std::isnan(row.lse)) // a poisoned row (rule non_finite), also without keys
+          acc.assign(acc.size(), row.lse);
         for (std::int64_t h = 0; h < d.Hv; ++h)
           store_double(p.out, token_offset(p.out, d.packed, b, s.q_start, i, n, h),
                        acc[static_cast<std::size_t>(h)]);

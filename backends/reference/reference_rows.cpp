@@ -1,5 +1,6 @@
 #include "reference/reference_rows.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -117,26 +118,38 @@ void compute_row(const ForwardProblem& p, const Dims& d, const Sequence& s, std:
       max_score = x;
   }
 
+  // The sink (rule sinks): one more logit in the denominator, none in the numerator; NaN or
+  // +inf poisons the row like such a score.
+  double sink = neg_inf;
+  if (e.sinks.defined()) {
+    sink = load_double(e.sinks, element_offset(e.sinks, n));
+    poisoned |= std::isnan(sink) || sink == -neg_inf;
+  }
+
   if (poisoned) { // every key the row sees gets weight NaN, so out, LSE and gradients are NaN
     row.empty = false;
     row.lse = std::numeric_limits<double>::quiet_NaN();
+    row.sink_prob = row.lse;
     for (std::size_t j = 0; j < len; ++j)
       row.prob[j] = row.seen[j] ? row.lse : 0.0;
     return;
   }
-  row.empty = max_score == neg_inf;
+  row.empty = max_score == neg_inf; // no key weight: out 0, zero gradients (a sink or not)
   if (row.empty) {
-    row.lse = neg_inf;
+    row.lse = sink;
+    row.sink_prob = sink == neg_inf ? 0.0 : 1.0;
     return;
   }
-  double sum = 0.0;
+  const double top = std::max(max_score, sink);
+  double sum = sink == neg_inf ? 0.0 : std::exp(sink - top);
   for (std::size_t j = 0; j < len; ++j) {
-    row.prob[j] = score[j] == neg_inf ? 0.0 : std::exp(score[j] - max_score);
+    row.prob[j] = score[j] == neg_inf ? 0.0 : std::exp(score[j] - top);
     sum += row.prob[j];
   }
   for (double& pj : row.prob)
     pj /= sum;
-  row.lse = max_score + std::log(sum);
+  row.lse = top + std::log(sum);
+  row.sink_prob = sink == neg_inf ? 0.0 : std::exp(sink - row.lse);
 
   if (o.dropout_p > 0.0) {
     const std::uint32_t threshold = dropout_keep_threshold(o.dropout_p);

@@ -1,5 +1,6 @@
 // Internal to the reference backend: where a sequence's tokens live, and one row of
-// probabilities recomputed from scratch (scores, softcap, bias, ALiBi, masks, softmax, dropout).
+// probabilities recomputed from scratch (scores, softcap, bias, ALiBi, masks, sinks, softmax,
+// dropout).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,8 @@ void fill_all(const Tensor& t, double v);
 // One query row (b, n, i): for each key j < k_len of the sequence.
 struct Row {
   bool empty = true;               // no visible key with a finite score (and none NaN or +inf)
-  double lse = 0.0;                // natural-log sum-exp of the undropped scores
+  double lse = 0.0;                // natural-log sum-exp of the undropped scores (and the sink)
+  double sink_prob = 0.0;          // the sink's share of the denominator, exp(sink - lse)
   std::vector<double> prob;        // softmax probability P_ij (0 where masked)
   std::vector<double> keep;        // dropout multiplier Z_ij: 0 or 1/(1-p); 1 without dropout
   std::vector<double> dcap;        // d(capped score)/d(raw score): 1 - tanh^2, or 1 without softcap

@@ -162,7 +162,7 @@ bool writes_nothing(const ForwardProblem& p) {
 bool writes_nothing(const BackwardProblem& p) {
   const Fp8BackwardScales& f = p.fp8;
   for (const Tensor* t :
-       {&p.dq, &p.dk, &p.dv, &p.dbias, &f.amax_dq, &f.amax_dk, &f.amax_dv, &f.amax_dp})
+       {&p.dq, &p.dk, &p.dv, &p.dbias, &p.dsinks, &f.amax_dq, &f.amax_dk, &f.amax_dv, &f.amax_dp})
     if (has_elements(*t))
       return false;
   return true;

@@ -28,7 +28,8 @@ struct Spec {
   double bias_shift = 0.0; // added to every bias value (very negative logits)
   bool mask = false, mask_bcast_b = false, mask_bcast_n = false;
   double mask_density = 0.7;
-  int alibi = 0; // 0: none, 1: slopes [N], 2: slopes [B, N]
+  int alibi = 0;      // 0: none, 1: slopes [N], 2: slopes [B, N]
+  bool sinks = false; // extras.sinks f32 [N] ~ N(0.5, 1), and dsinks in the backward
   // Padded batches (batched layout): valid lengths per batch; empty = not given.
   // Packed varlen: the sequence lengths (both required; B is their size).
   std::vector<std::int64_t> q_lens, k_lens;
@@ -208,6 +209,11 @@ public:
       for (std::int64_t i = 0; i < slopes.numel(); ++i)
         slopes.set(i, u(rng));
     }
+    if (p.sinks) {
+      sinks = HostTensor(DType::f32, {p.N});
+      sinks.fill_normal(p.seed * 7 + 8, 1.0, 0.5);
+      dsinks = HostTensor(DType::f32, {p.N});
+    }
     if (p.packed) {
       cu_q = HostTensor(DType::i32, {p.B + 1});
       cu_k = HostTensor(DType::i32, {p.B + 1});
@@ -247,6 +253,7 @@ public:
     f.extras.bias = bias.view();
     f.extras.mask = mask.view();
     f.extras.alibi_slopes = slopes.view();
+    f.extras.sinks = sinks.view();
     f.extras.seqlens_q = seqlens_q.view();
     f.extras.seqlens_k = seqlens_k.view();
     f.extras.cu_seqlens_q = cu_q.view();
@@ -263,6 +270,7 @@ public:
     b.dv = dv.view;
     if (with_dbias)
       b.dbias = dbias.view();
+    b.dsinks = dsinks.view();
     return b;
   }
 
@@ -278,6 +286,7 @@ public:
     poison(dv.view);
     if (with_dbias)
       poison(dbias.view());
+    poison(dsinks.view());
     reference::backward(backward_problem(with_dbias), dims);
   }
 
@@ -287,7 +296,7 @@ public:
   Spec spec;
   Dims dims;
   Buffer q, k, v, out, dout, dq, dk, dv;
-  HostTensor lse, bias, dbias, mask, slopes, seqlens_q, seqlens_k, cu_q, cu_k;
+  HostTensor lse, bias, dbias, mask, slopes, sinks, dsinks, seqlens_q, seqlens_k, cu_q, cu_k;
 
 private:
   void fill_random(const Tensor& t, std::uint64_t seed, double mult) {

@@ -276,6 +276,8 @@ public:
       e.mask = shaped({chance(30) ? 1 : B, chance(30) ? 1 : N, T, S}, DType::boolean);
     if (chance(10))
       e.alibi_slopes = chance(50) ? shaped({N}, DType::f32) : shaped({B, N}, DType::f32);
+    if (chance(10))
+      e.sinks = shaped({N}, DType::f32);
     if (packed) {
       e.cu_seqlens_q = shaped({B + 1}, DType::i32);
       e.cu_seqlens_k = shaped({B + 1}, DType::i32);
@@ -303,21 +305,41 @@ public:
       bp.dv = shaped(main(tk, K, Hv), dt);
       if (e.bias.defined() && chance(50))
         bp.dbias = shaped({e.bias.extent[0], e.bias.extent[1], T, S}, e.bias.dtype);
+      if (chance(e.sinks.defined() ? 50 : 3))
+        bp.dsinks = shaped({N}, DType::f32);
     }
     const bool fwd_outputs = !in_.backward;
-    for (Tensor* t : {&p.q, &p.k, &p.v, &p.out, &e.lse, &e.bias, &e.mask, &e.alibi_slopes,
-                      &e.fp8.descale_q, &e.fp8.descale_k, &e.fp8.descale_v, &e.fp8.scale_o,
-                      &e.fp8.amax_o, &bp.dout, &bp.dq, &bp.dk, &bp.dv, &bp.dbias})
+    for (Tensor* t : {&p.q,
+                      &p.k,
+                      &p.v,
+                      &p.out,
+                      &e.lse,
+                      &e.bias,
+                      &e.mask,
+                      &e.alibi_slopes,
+                      &e.sinks,
+                      &e.fp8.descale_q,
+                      &e.fp8.descale_k,
+                      &e.fp8.descale_v,
+                      &e.fp8.scale_o,
+                      &e.fp8.amax_o,
+                      &bp.dout,
+                      &bp.dq,
+                      &bp.dk,
+                      &bp.dv,
+                      &bp.dbias,
+                      &bp.dsinks})
       mutate(*t);
     for (Tensor* t : {&e.cu_seqlens_q, &e.cu_seqlens_k, &e.seqlens_q, &e.seqlens_k})
       mutate(*t);
-    for (Tensor* t : {&p.q, &p.k, &p.v, &e.bias, &e.mask, &e.alibi_slopes, &e.fp8.descale_q,
-                      &e.fp8.descale_k, &e.fp8.descale_v, &e.fp8.scale_o, &bp.dout})
+    for (Tensor* t :
+         {&p.q, &p.k, &p.v, &e.bias, &e.mask, &e.alibi_slopes, &e.sinks, &e.fp8.descale_q,
+          &e.fp8.descale_k, &e.fp8.descale_v, &e.fp8.scale_o, &bp.dout})
       place(*t, false, false);
     place(p.out, fwd_outputs, false);
     place(e.lse, fwd_outputs, false);
     place(e.fp8.amax_o, fwd_outputs, false);
-    for (Tensor* t : {&bp.dq, &bp.dk, &bp.dv, &bp.dbias})
+    for (Tensor* t : {&bp.dq, &bp.dk, &bp.dv, &bp.dbias, &bp.dsinks})
       place(*t, true, false);
     for (Tensor* t : {&e.cu_seqlens_q, &e.cu_seqlens_k, &e.seqlens_q, &e.seqlens_k})
       place(*t, false, true);
@@ -380,6 +402,7 @@ std::string describe(const Inputs& in) {
                                                        {"bias", &e.bias},
                                                        {"mask", &e.mask},
                                                        {"alibi", &e.alibi_slopes},
+                                                       {"sinks", &e.sinks},
                                                        {"seqlens_q", &e.seqlens_q},
                                                        {"seqlens_k", &e.seqlens_k},
                                                        {"cu_q", &e.cu_seqlens_q},
@@ -388,7 +411,8 @@ std::string describe(const Inputs& in) {
                                                        {"dq", &in.problem.dq},
                                                        {"dk", &in.problem.dk},
                                                        {"dv", &in.problem.dv},
-                                                       {"dbias", &in.problem.dbias}};
+                                                       {"dbias", &in.problem.dbias},
+                                                       {"dsinks", &in.problem.dsinks}};
   std::ostringstream os;
   os << (in.backward ? "backward" : "forward") << "\n";
   for (const auto& [name, t] : all)

@@ -64,6 +64,7 @@ struct Extras {
   Tensor bias;         // additive, [B|1, N|1, T, S], float dtype
   Tensor mask;         // boolean, [B|1, N|1, T, S], true = attend
   Tensor alibi_slopes; // f32, [N] or [B, N]
+  Tensor sinks;        // f32, [N]: per-head sink logits in the softmax's denominator only
   Tensor seqlens_q;    // i32 [B]: valid query rows per batch (padded batches)
   Tensor seqlens_k;    // i32 [B]: valid keys per batch (padded batches)
   Tensor cu_seqlens_q; // i32 [B+1]: packed varlen offsets into the token dimension
@@ -108,6 +109,7 @@ struct BackwardProblem {
   Tensor dout;            // like out (FP8 q: either FP8 format, see docs/semantics.md)
   Tensor dq, dk, dv;      // like q, k, v (FP8 q: dout's format, or all three f16 / bf16)
   Tensor dbias;           // like extras.bias; required iff a gradient of the bias is wanted
+  Tensor dsinks;          // like extras.sinks; required iff a gradient of the sinks is wanted
   Fp8BackwardScales fp8;  // FP8 backwards only (see Fp8BackwardScales)
 };
 

@@ -84,8 +84,9 @@ void resolve_options(const Options& o, Dims& d);
 Dims varlen_mode(const Extras& e);
 // Packed offsets fix d.B, d.T, d.S; padded lengths must fit T and S.
 void check_lengths(const ForwardProblem& p, Dims& d);
-void check_extras(const ForwardProblem& p, const Dims& d); // lse, bias, mask, alibi_slopes
+void check_extras(const ForwardProblem& p, const Dims& d); // lse, bias, mask, alibi, sinks
 void check_dbias(const BackwardProblem& p);
+void check_dsinks(const BackwardProblem& p);
 
 // FP8 (fp8.cpp).
 std::vector<NamedTensor> fp8_tensors(const Fp8Scales& f);

@@ -110,6 +110,13 @@ void check_alibi_slopes(const Tensor& a, const Dims& d) {
   expect_dtype(a, "extras.alibi_slopes", DType::f32, "");
 }
 
+void check_sinks(const Tensor& s, const Dims& d) {
+  if (s.rank != 1 || ext(s, 0) != d.N)
+    fail("extras.sinks: expected shape [N] = [" + str(d.N) + "], got " + shape_of(s));
+  check_storage(s, "extras.sinks", Names{"N"});
+  expect_dtype(s, "extras.sinks", DType::f32, "");
+}
+
 } // namespace
 
 Dims varlen_mode(const Extras& e) {
@@ -176,6 +183,8 @@ void check_extras(const ForwardProblem& p, const Dims& d) {
     expect_dtype(e.mask, "extras.mask", DType::boolean, "");
   if (e.alibi_slopes.defined())
     check_alibi_slopes(e.alibi_slopes, d);
+  if (e.sinks.defined())
+    check_sinks(e.sinks, d);
 }
 
 void check_dbias(const BackwardProblem& p) {
@@ -185,6 +194,15 @@ void check_dbias(const BackwardProblem& p) {
     fail("dbias: expected only with extras.bias (it is the gradient of the bias), got " +
          p.dbias.shape_string() + " without extras.bias");
   check_like(p.dbias, "dbias", p.forward.extras.bias, "extras.bias");
+}
+
+void check_dsinks(const BackwardProblem& p) {
+  if (!p.dsinks.defined())
+    return;
+  if (!p.forward.extras.sinks.defined())
+    fail("dsinks: expected only with extras.sinks (it is the gradient of the sinks), got " +
+         p.dsinks.shape_string() + " without extras.sinks");
+  check_like(p.dsinks, "dsinks", p.forward.extras.sinks, "extras.sinks");
 }
 
 } // namespace kattn::validation

@@ -26,6 +26,7 @@ std::vector<NamedTensor> forward_tensors(const ForwardProblem& p) {
       {&e.bias, "extras.bias"},
       {&e.mask, "extras.mask"},
       {&e.alibi_slopes, "extras.alibi_slopes"},
+      {&e.sinks, "extras.sinks"},
       {&e.seqlens_q, "extras.seqlens_q"},
       {&e.seqlens_k, "extras.seqlens_k"},
       {&e.cu_seqlens_q, "extras.cu_seqlens_q"},
@@ -82,7 +83,7 @@ Dims validate(const ForwardProblem& p) {
 Dims validate(const BackwardProblem& p) {
   for (const NamedTensor& n :
        {NamedTensor{&p.dout, "dout"}, NamedTensor{&p.dq, "dq"}, NamedTensor{&p.dk, "dk"},
-        NamedTensor{&p.dv, "dv"}, NamedTensor{&p.dbias, "dbias"}})
+        NamedTensor{&p.dv, "dv"}, NamedTensor{&p.dbias, "dbias"}, NamedTensor{&p.dsinks, "dsinks"}})
     check_not_half_given(*n.t, n.name);
   for (const NamedTensor& n : fp8_backward_tensors(p.fp8))
     check_not_half_given(*n.t, n.name);
@@ -97,15 +98,18 @@ Dims validate(const BackwardProblem& p) {
     check_fp8_gradient_dtypes(p);
   check_fp8_backward_scales(p);
   check_dbias(p);
+  check_dsinks(p);
   check_no_self_alias(p.dq, "dq");
   check_no_self_alias(p.dk, "dk");
   check_no_self_alias(p.dv, "dv");
   if (p.dbias.defined())
     check_no_self_alias(p.dbias, "dbias");
+  if (p.dsinks.defined())
+    check_no_self_alias(p.dsinks, "dsinks");
   // The gradients (and their FP8 amax) are the outputs; everything the forward carries, dout and
   // the FP8 factors are inputs.
   std::vector<NamedTensor> outputs = {
-      {&p.dq, "dq"}, {&p.dk, "dk"}, {&p.dv, "dv"}, {&p.dbias, "dbias"}};
+      {&p.dq, "dq"}, {&p.dk, "dk"}, {&p.dv, "dv"}, {&p.dbias, "dbias"}, {&p.dsinks, "dsinks"}};
   std::vector<NamedTensor> inputs = forward_tensors(f);
   inputs.push_back({&p.dout, "dout"});
   for (const NamedTensor& n : fp8_backward_tensors(p.fp8))
