@@ -108,6 +108,7 @@ std::vector<NamedTensor> named_tensors(const ForwardProblem& p) {
           {&e.bias, "bias"},
           {&e.mask, "mask"},
           {&e.alibi_slopes, "alibi_slopes"},
+          {&e.sinks, "sinks"},
           {&e.seqlens_q, "seqlens_q"},
           {&e.seqlens_k, "seqlens_k"},
           {&e.cu_seqlens_q, "cu_seqlens_q"},
@@ -117,8 +118,12 @@ std::vector<NamedTensor> named_tensors(const ForwardProblem& p) {
 
 std::vector<NamedTensor> named_tensors(const BackwardProblem& p) {
   std::vector<NamedTensor> all = named_tensors(p.forward);
-  all.insert(all.end(),
-             {{&p.dout, "dout"}, {&p.dq, "dq"}, {&p.dk, "dk"}, {&p.dv, "dv"}, {&p.dbias, "dbias"}});
+  all.insert(all.end(), {{&p.dout, "dout"},
+                         {&p.dq, "dq"},
+                         {&p.dk, "dk"},
+                         {&p.dv, "dv"},
+                         {&p.dbias, "dbias"},
+                         {&p.dsinks, "dsinks"}});
   return all;
 }
 

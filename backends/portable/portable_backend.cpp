@@ -21,8 +21,9 @@ namespace {
 
 namespace kc = kattn::kokkos_common;
 
-constexpr const char* kNoSinks =
-    "portable: attention sinks (extras.sinks) are not implemented yet; use reference";
+// The device kernels (portable_device_*) do not add the sinks yet; the team kernels do.
+constexpr const char* kNoSinks = "portable: attention sinks (extras.sinks) are served in host "
+                                 "memory only so far; use reference or copy to the host";
 
 class PortableBackend final : public BackendImpl {
 public:
@@ -40,15 +41,15 @@ public:
   }
 
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    if (p.extras.sinks.defined())
-      return Support::no(kNoSinks);
     if (const Support s = limits(d, p.q.dtype); !s.ok)
       return s;
     Support s = kc::check_runnable("portable", p.q.dtype, kc::named_tensors(p), x);
     if (!s.ok)
       return s;
-    const ForwardChoice c =
-        choose_forward(kc::resolve(x, "portable").memory != MemorySpace::host, d);
+    const bool device = kc::resolve(x, "portable").memory != MemorySpace::host;
+    if (device && p.extras.sinks.defined())
+      return Support::no(kNoSinks);
+    const ForwardChoice c = choose_forward(device, d);
     if (!c.why_not.empty())
       return Support::no(c.why_not);
     s.kernel = c.kernel;
@@ -56,16 +57,16 @@ public:
   }
 
   Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    if (p.forward.extras.sinks.defined())
-      return Support::no(kNoSinks);
     if (const Support s = limits(d, p.forward.q.dtype); !s.ok)
       return s;
     Support s = kc::check_runnable("portable", p.forward.q.dtype, kc::named_tensors(p), x);
     if (!s.ok)
       return s;
+    const bool device = kc::resolve(x, "portable").memory != MemorySpace::host;
+    if (device && p.forward.extras.sinks.defined())
+      return Support::no(kNoSinks);
     const BackwardChoice c =
-        choose_backward(kc::resolve(x, "portable").memory != MemorySpace::host, d,
-                        plain_backward(p, d), p.forward.q.dtype != DType::f64);
+        choose_backward(device, d, plain_backward(p, d), p.forward.q.dtype != DType::f64);
     if (!c.why_not.empty())
       return Support::no(c.why_not);
     s.kernel = c.kernel;

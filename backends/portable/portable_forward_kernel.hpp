@@ -350,9 +350,10 @@ struct ForwardKernel {
       const Index tok = sq.q_tok0 + i;
       // Else a fully masked or padded row (sum 0). A NaN sum (a NaN or +inf score) is live:
       // its out and LSE come out NaN (docs/semantics.md non_finite).
-      const bool live = r < rows && !(sc.l[r] <= 0);
-      const Acc inv = live ? Acc(1) / sc.l[r] : Acc(0);
-      const Acc lse = live ? sc.m[r] + Kokkos::log(sc.l[r]) : neg_inf<Acc>();
+      bool live = false;
+      Acc inv = 0, lse = 0;
+      c.end_row(n, r < rows, r < rows ? sc.m[r] : Acc(0), r < rows ? sc.l[r] : Acc(0), live, inv,
+                lse);
       const Acc* orow = sc.o + r * Hvp;
       if (prep) {
         Acc d = 0;

@@ -60,6 +60,10 @@ Common make_common(const ForwardProblem& p, const Dims& d) {
   c.seqlens_k = ints(e.seqlens_k);
   c.cu_q = ints(e.cu_seqlens_q);
   c.cu_k = ints(e.cu_seqlens_k);
+  if (e.sinks.defined()) {
+    c.sinks = static_cast<const float*>(e.sinks.data);
+    c.sinks_s = e.sinks.stride[0];
+  }
   if (e.lse.defined()) {
     c.lse = static_cast<float*>(e.lse.data);
     if (d.packed) {
@@ -80,7 +84,7 @@ Common make_common(const ForwardProblem& p, const Dims& d) {
 
 bool plain_backward(const BackwardProblem& p, const Dims& d) {
   const Common c = make_common(p.forward, d);
-  return !c.has_score_extras() && !c.dropout && !p.dbias.defined();
+  return !c.has_score_extras() && !c.dropout && !p.dbias.defined() && c.sinks == nullptr;
 }
 
 } // namespace kattn::portable

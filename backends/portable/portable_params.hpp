@@ -64,6 +64,9 @@ struct Common {
   Index slopes_sb = 0, slopes_sn = 0;
   Ints seqlens_q, seqlens_k, cu_q, cu_k;
 
+  const float* sinks = nullptr; // extras.sinks, [n] (rule sinks); nullptr: none
+  Index sinks_s = 0;
+
   float* lse = nullptr; // optional forward output, [b, n, token]
   Index lse_sb = 0, lse_sn = 0, lse_st = 0;
 
@@ -83,6 +86,33 @@ struct Common {
   // Anything beyond the window rule that changes individual scores.
   KOKKOS_INLINE_FUNCTION bool has_score_extras() const {
     return softcap > 0 || bias.data != nullptr || mask.data != nullptr || slopes != nullptr;
+  }
+
+  // A query row's end (rule sinks): from the running max m and sum l of exp(s - m) over its
+  // keys, whether it has key weight (live), the factor that normalises its accumulated output
+  // (out = acc * inv) and its LSE, with head n's sink in the denominator. Rows past a padded
+  // sequence (in_rows false) and keyless rows get out 0 and LSE -inf, or with a sink LSE = sink;
+  // a NaN or +inf sink makes the row NaN.
+  template <class Acc>
+  KOKKOS_INLINE_FUNCTION void end_row(Index n, bool in_rows, Acc m, Acc l, bool& live, Acc& inv,
+                                      Acc& row_lse) const {
+    live = in_rows && !(l <= 0);
+    inv = live ? Acc(1) / l : Acc(0);
+    row_lse = live ? m + Kokkos::log(l) : -Kokkos::Experimental::infinity_v<Acc>;
+    if (sinks == nullptr || !in_rows)
+      return;
+    const Acc s = static_cast<Acc>(sinks[n * sinks_s]);
+    if (!live) {
+      const bool poisoned = !(s < Kokkos::Experimental::infinity_v<Acc>); // NaN or +inf
+      row_lse = poisoned ? Kokkos::Experimental::quiet_NaN_v<Acc> : s;
+      inv = poisoned ? row_lse : Acc(0);
+      return;
+    }
+    const Acc top = s > m ? s : m; // a NaN sink propagates through the sum below
+    const Acc shift = Kokkos::exp(m - top);
+    const Acc sum = l * shift + Kokkos::exp(s - top);
+    inv = shift / sum;
+    row_lse = top + Kokkos::log(sum);
   }
 
   KOKKOS_INLINE_FUNCTION float slope(Index b, Index n) const {
@@ -158,7 +188,8 @@ KOKKOS_INLINE_FUNCTION KeyBlock key_block(const Common& c, Index lr, Index n_kbl
 // Host side: the Common part of a validated problem, and typed row views of its tensors.
 Common make_common(const ForwardProblem& p, const Dims& d);
 
-// A backward problem without score extras, dropout or dbias (what the device backward serves).
+// A backward problem without score extras, dropout, dbias or sinks (what the device backward
+// serves).
 bool plain_backward(const BackwardProblem& p, const Dims& d);
 
 template <class T>

@@ -394,6 +394,29 @@ void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims
                         acc(((gb * en + gn) * T_ + i) * S_ + j));
         });
   }
+
+  // 5. dsinks (rule sinks): -sum over the rows of head n of exp(sink - lse) D, one thread per
+  //    head summing its rows in order (bitwise repeatable; O(B T) per head). Keyless rows have
+  //    lse = sink and D = 0.
+  if (bp.dsinks.defined()) {
+    const auto lse_v = lse, delta_v = delta;
+    float* out = static_cast<float*>(bp.dsinks.data);
+    const Index os = bp.dsinks.stride[0];
+    Kokkos::parallel_for(
+        "KokkosAttn::portable::dsinks", Kokkos::RangePolicy<ExecSpace>(exec, 0, d.N),
+        KOKKOS_LAMBDA(const Index n) {
+          const Acc s = static_cast<Acc>(c.sinks[n * c.sinks_s]);
+          Acc sum = 0;
+          for (Index b = 0; b < c.B; ++b) {
+            const Index len = c.seq(b).q_len;
+            for (Index i = 0; i < len; ++i) {
+              const Index at = (b * c.N + n) * c.T + i;
+              sum -= Kokkos::exp(s - lse_v(at)) * delta_v(at);
+            }
+          }
+          out[n * os] = static_cast<float>(sum);
+        });
+  }
   exec.fence("KokkosAttn::portable::backward: done");
 }
 

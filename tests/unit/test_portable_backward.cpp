@@ -185,3 +185,29 @@ TEST_CASE("portable backward: deterministic, bitwise repeatable") {
   CHECK(runs[0] == runs[1]);
   CHECK(runs[0] == runs[2]);
 }
+
+TEST_CASE("semantics/sinks: portable forward and backward (dsinks) on the host contexts") {
+  for (DType t : all_dtypes) {
+    INFO(to_string(t));
+    Spec s = spec_of(2, 70, 75, 4, 2, 16, 24, t);
+    s.sinks = true;
+    check_portable(s);
+    check_portable_backward(s);
+  }
+  // Keyless rows (bottom-right causal, T > S): out 0, LSE = the sink.
+  Spec k = spec_of(1, 40, 20, 2, 1, 8, 8, DType::f32);
+  k.sinks = true;
+  k.opt.causal = true;
+  k.opt.alignment = Alignment::bottom_right;
+  check_portable(k);
+  check_portable_backward(k);
+  // Packed varlen with an empty sequence, softcap.
+  Spec v = spec_of(1, 1, 1, 2, 1, 16, 16, DType::f32);
+  v.sinks = true;
+  v.packed = true;
+  v.q_lens = {33, 0, 70};
+  v.k_lens = {40, 5, 65};
+  v.opt.softcap = 5.0;
+  check_portable(v);
+  check_portable_backward(v);
+}

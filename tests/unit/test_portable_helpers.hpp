@@ -155,17 +155,20 @@ inline void check_portable(const Spec& spec, double extra_tol = 0.0) {
 }
 
 struct Gradients {
-  std::vector<double> dq, dk, dv, dbias;
+  std::vector<double> dq, dk, dv, dbias, dsinks;
 };
 
 inline Gradients read_gradients(const Attn& a, bool dbias) {
-  Gradients g{read_logical(a.dq.view), read_logical(a.dk.view), read_logical(a.dv.view), {}};
+  Gradients g{read_logical(a.dq.view), read_logical(a.dk.view), read_logical(a.dv.view), {}, {}};
   if (dbias)
     g.dbias = read_logical(a.dbias.view());
+  if (a.spec.sinks)
+    g.dsinks = a.dsinks.to_doubles();
   return g;
 }
 
-// Reference gradients in fp64 from lo's (rounded) inputs, bias included.
+// Reference gradients in fp64 from lo's (rounded) inputs, bias included (the sinks are f32 and
+// drawn from the same seed in both).
 inline Gradients fp64_gradients(const Attn& lo, bool dbias) {
   Spec s64 = lo.spec;
   s64.dtype = DType::f64;
@@ -201,6 +204,7 @@ inline Gradients check_portable_backward(const Spec& spec, double extra_tol = 0.
     poison(lo.dv.view);
     if (dbias)
       poison(lo.dbias.view());
+    poison(lo.dsinks.view());
     const Support s = portable_backend().supports(bp, d, ctx);
     INFO("portable support: ", s.reason);
     REQUIRE(s.ok);
@@ -222,6 +226,8 @@ inline Gradients check_portable_backward(const Spec& spec, double extra_tol = 0.
     // dbias is rounded to the bias's own dtype, which may be coarser than q's.
     if (dbias)
       check("dbias", got.dbias, truth.dbias, spec.bias_dtype);
+    if (spec.sinks)
+      check("dsinks", got.dsinks, truth.dsinks, DType::f32);
   }
   return got;
 }
