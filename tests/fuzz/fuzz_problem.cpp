@@ -37,8 +37,8 @@ bool starts_with(std::string_view s, std::string_view p) {
 void check_message(const Error& e) {
   const std::string_view m = e.what();
   if (dynamic_cast<const InvalidArgument*>(&e) != nullptr) {
-    for (std::string_view name :
-         {"q:", "k:", "v:", "out:", "dout:", "dq:", "dk:", "dv:", "dbias:", "extras.", "options."})
+    for (std::string_view name : {"q:", "k:", "v:", "out:", "dout:", "dq:", "dk:", "dv:", "dbias:",
+                                  "dsinks:", "extras.", "options."})
       if (starts_with(m, name))
         return;
     finding("InvalidArgument naming no argument: " + std::string(m));
