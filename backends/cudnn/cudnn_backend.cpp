@@ -96,11 +96,20 @@ bool fp8(DType t) {
   return t == DType::f8_e4m3 || t == DType::f8_e5m2;
 }
 
+// Attention sinks are not in cuDNN's graphs: refused by supports() and by the direct entries,
+// which skip it (no graph may ignore them).
+constexpr const char* kNoSinks = "attention sinks (extras.sinks) not implemented in the cudnn "
+                                 "backend";
+void refuse_sinks(const ForwardProblem& p) {
+  if (p.extras.sinks.defined())
+    throw Unsupported(std::string("cudnn: ") + kNoSinks);
+}
+
 Support host_checks(const ForwardProblem& p, const Dims& d, const ExecContext& x) {
   if (x.device != Device::cuda)
     return Support::no("needs a CUDA execution context (ExecContext::device == cuda)");
   if (p.extras.sinks.defined())
-    return Support::no("attention sinks (extras.sinks) not implemented in the cudnn backend");
+    return Support::no(kNoSinks);
   // Varlen (padded lengths or packed cu_seqlens): cuDNN's padding mask and ragged offsets, with
   // the lengths and offsets made on the device and the rows our semantics define fixed up
   // afterwards (cudnn_varlen.hpp). Limits of those kernels: 2-byte dtypes, B < 65536 (grid),
@@ -299,13 +308,11 @@ public:
     return ask_cudnn(p, d, x);
   }
   void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    if (p.extras.sinks.defined()) // direct callers skip supports(): no graph ignores them
-      throw Unsupported("cudnn: attention sinks (extras.sinks) not implemented");
+    refuse_sinks(p);
     detail::execute_graph(spec_for(p, d, x), p);
   }
   void backward(const BackwardProblem& p, const Dims& d, const ExecContext& x) const override {
-    if (p.forward.extras.sinks.defined())
-      throw Unsupported("cudnn: attention sinks (extras.sinks) not implemented");
+    refuse_sinks(p.forward);
     detail::execute_graph(spec_for(p, d, x), p);
   }
 };

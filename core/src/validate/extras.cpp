@@ -187,22 +187,29 @@ void check_extras(const ForwardProblem& p, const Dims& d) {
     check_sinks(e.sinks, d);
 }
 
-void check_dbias(const BackwardProblem& p) {
-  if (!p.dbias.defined())
+namespace {
+
+// A gradient output of an optional input: only with the input, and shaped, typed and laid out
+// like it.
+void check_gradient_of(const Tensor& grad, const char* grad_name, const Tensor& input,
+                       const char* input_name, const char* what) {
+  if (!grad.defined())
     return;
-  if (!p.forward.extras.bias.defined())
-    fail("dbias: expected only with extras.bias (it is the gradient of the bias), got " +
-         p.dbias.shape_string() + " without extras.bias");
-  check_like(p.dbias, "dbias", p.forward.extras.bias, "extras.bias");
+  if (!input.defined())
+    fail(std::string(grad_name) + ": expected only with " + input_name +
+         " (it is the gradient of the " + what + "), got " + grad.shape_string() + " without " +
+         input_name);
+  check_like(grad, grad_name, input, input_name);
+}
+
+} // namespace
+
+void check_dbias(const BackwardProblem& p) {
+  check_gradient_of(p.dbias, "dbias", p.forward.extras.bias, "extras.bias", "bias");
 }
 
 void check_dsinks(const BackwardProblem& p) {
-  if (!p.dsinks.defined())
-    return;
-  if (!p.forward.extras.sinks.defined())
-    fail("dsinks: expected only with extras.sinks (it is the gradient of the sinks), got " +
-         p.dsinks.shape_string() + " without extras.sinks");
-  check_like(p.dsinks, "dsinks", p.forward.extras.sinks, "extras.sinks");
+  check_gradient_of(p.dsinks, "dsinks", p.forward.extras.sinks, "extras.sinks", "sinks");
 }
 
 } // namespace kattn::validation
