@@ -21,10 +21,6 @@ namespace {
 
 namespace kc = kattn::kokkos_common;
 
-// The device kernels (portable_device_*) do not add the sinks yet; the team kernels do.
-constexpr const char* kNoSinks = "portable: attention sinks (extras.sinks) are served in host "
-                                 "memory only so far; use reference or copy to the host";
-
 class PortableBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::portable; }
@@ -47,8 +43,6 @@ public:
     if (!s.ok)
       return s;
     const bool device = kc::resolve(x, "portable").memory != MemorySpace::host;
-    if (device && p.extras.sinks.defined())
-      return Support::no(kNoSinks);
     const ForwardChoice c = choose_forward(device, d);
     if (!c.why_not.empty())
       return Support::no(c.why_not);
@@ -63,8 +57,6 @@ public:
     if (!s.ok)
       return s;
     const bool device = kc::resolve(x, "portable").memory != MemorySpace::host;
-    if (device && p.forward.extras.sinks.defined())
-      return Support::no(kNoSinks);
     const BackwardChoice c =
         choose_backward(device, d, plain_backward(p, d), p.forward.q.dtype != DType::f64);
     if (!c.why_not.empty())

@@ -283,11 +283,11 @@ struct DeviceForwardKernel {
       for (int u = 0; u < TX; ++u)
         sum += sc.red[rr * TX + u];
       // Else a fully masked or padded row (sum 0). A NaN sum (a NaN or +inf score) is live:
-      // its out and LSE come out NaN (docs/semantics.md non_finite).
-      const bool live = rr < rows && !(sum <= 0);
-      const Acc inv = live ? Acc(1) / sum : Acc(0);
-      if (live)
-        lse[r] = m[r] + Kokkos::log(sum);
+      // its out and LSE come out NaN (docs/semantics.md non_finite). The sink, if any, joins
+      // the denominator (Common::end_row, as the team kernels').
+      bool live;
+      Acc inv;
+      c.end_row(n, rr < rows, m[r], sum, live, inv, lse[r]);
       const Index tok = sq.q_tok0 + i0 + rr;
       if (prep) {
         const T* drow = dout.data + dout.at(b, tok, n, 0);

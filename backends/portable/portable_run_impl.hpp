@@ -397,7 +397,8 @@ void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims
 
   // 5. dsinks (rule sinks): -sum over the rows of head n of exp(sink - lse) D, one thread per
   //    head summing its rows in order (bitwise repeatable; O(B T) per head). Keyless rows have
-  //    lse = sink and D = 0.
+  //    lse = sink and D = 0; a -inf sink is no sink, its gradient 0 (exp(sink - lse) would be
+  //    NaN on keyless rows, whose lse is -inf too: found by the front end's test).
   if (bp.dsinks.defined()) {
     const auto lse_v = lse, delta_v = delta;
     float* out = static_cast<float*>(bp.dsinks.data);
@@ -407,7 +408,8 @@ void backward_typed(const ExecSpace& exec, const BackwardProblem& bp, const Dims
         KOKKOS_LAMBDA(const Index n) {
           const Acc s = static_cast<Acc>(c.sinks[n * c.sinks_s]);
           Acc sum = 0;
-          for (Index b = 0; b < c.B; ++b) {
+          const bool no_sink = s == -Kokkos::Experimental::infinity_v<Acc>;
+          for (Index b = 0; b < (no_sink ? Index(0) : c.B); ++b) {
             const Index len = c.seq(b).q_len;
             for (Index i = 0; i < len; ++i) {
               const Index at = (b * c.N + n) * c.T + i;

@@ -16,8 +16,9 @@ enum { B = 2, T = 13, S = 17, N = 4, K = 2, H = 8 };
 static const float poison = -12345.0f;
 
 /* Row-major [B, T, N, H] etc.; GQA: query head n reads KV head n / (N / K); causal bottom-right
- * when `causal`. */
-static void expected(const float* q, const float* k, const float* v, int causal, double* out) {
+ * when `causal`; head n's sink logit sinks[n] joins the denominator when sinks is not NULL. */
+static void expected_sinks(const float* q, const float* k, const float* v, int causal,
+                           const float* sinks, double* out) {
   const double scale = 1.0 / sqrt((double)H);
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t)
@@ -32,8 +33,12 @@ static void expected(const float* q, const float* k, const float* v, int causal,
           if (w[s] > m)
             m = w[s];
         }
+        if (sinks && sinks[n] > m)
+          m = sinks[n];
         for (int s = 0; s < S; ++s)
           sum += w[s] = exp(w[s] - m);
+        if (sinks)
+          sum += exp(sinks[n] - m);
         for (int h = 0; h < H; ++h) {
           double o = 0;
           for (int s = 0; s < S; ++s)
@@ -41,6 +46,10 @@ static void expected(const float* q, const float* k, const float* v, int causal,
           out[((b * T + t) * N + n) * H + h] = o;
         }
       }
+}
+
+static void expected(const float* q, const float* k, const float* v, int causal, double* out) {
+  expected_sinks(q, k, v, causal, NULL, out);
 }
 
 static void fill(float* x, int n, unsigned seed) {
@@ -196,6 +205,34 @@ int main(void) {
     CHECK(strstr(kattn_last_error(), "k") != NULL);
     CHECK(untouched(o2));
     CHECK(kattn_plan_destroy(plan) == KATTN_OK);
+  }
+
+  /* Attention sinks (docs/semantics.md rule sinks): f32 [N] logits in the denominator, on the
+   * host backends that serve them; a sink of -inf is no sink. A wrong shape names the argument. */
+  {
+    static const float sinks[N] = {0.5f, -1.0f, 2.0f, -INFINITY};
+    const int64_t ext[1] = {N}, wrong[1] = {N + 1};
+    const kattn_backend_t backends[] = {KATTN_BACKEND_AUTO, KATTN_BACKEND_REFERENCE,
+                                        KATTN_BACKEND_PORTABLE};
+    CHECK(kattn_problem_set_causal(p, 1) == KATTN_OK);
+    CHECK(kattn_problem_set_tensor(p, KATTN_SINKS, (void*)sinks, KATTN_F32, 1, ext, NULL,
+                                   KATTN_MEMORY_HOST) == KATTN_OK);
+    expected_sinks(q, k, v, 1, sinks, want);
+    for (int i = 0; i < 3; ++i) {
+      CHECK(kattn_problem_set_backend(p, backends[i]) == KATTN_OK);
+      poison_out(o);
+      CHECK(kattn_forward(p, NULL) == KATTN_OK);
+      CHECK(max_error(o, want) <= 1e-5);
+    }
+    CHECK(kattn_problem_set_backend(p, KATTN_BACKEND_AUTO) == KATTN_OK);
+    CHECK(kattn_problem_set_tensor(p, KATTN_SINKS, (void*)sinks, KATTN_F32, 1, wrong, NULL,
+                                   KATTN_MEMORY_HOST) == KATTN_OK);
+    poison_out(o);
+    CHECK(kattn_forward(p, NULL) == KATTN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kattn_last_error(), "extras.sinks") != NULL);
+    CHECK(untouched(o));
+    CHECK(kattn_problem_set_tensor(p, KATTN_SINKS, NULL, KATTN_F32, 0, NULL, NULL,
+                                   KATTN_MEMORY_HOST) == KATTN_OK);
   }
 
   /* kattn_synchronize: host memory is fenced; a kind out of range is named; CUDA memory needs a

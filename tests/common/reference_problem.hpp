@@ -28,8 +28,9 @@ struct Spec {
   double bias_shift = 0.0; // added to every bias value (very negative logits)
   bool mask = false, mask_bcast_b = false, mask_bcast_n = false;
   double mask_density = 0.7;
-  int alibi = 0;      // 0: none, 1: slopes [N], 2: slopes [B, N]
-  bool sinks = false; // extras.sinks f32 [N] ~ N(0.5, 1), and dsinks in the backward
+  int alibi = 0;                   // 0: none, 1: slopes [N], 2: slopes [B, N]
+  bool sinks = false;              // extras.sinks f32 [N] ~ N(0.5, 1), and dsinks in the backward
+  std::vector<double> sink_values; // the sinks instead, when given (N of them)
   // Padded batches (batched layout): valid lengths per batch; empty = not given.
   // Packed varlen: the sequence lengths (both required; B is their size).
   std::vector<std::int64_t> q_lens, k_lens;
@@ -212,6 +213,8 @@ public:
     if (p.sinks) {
       sinks = HostTensor(DType::f32, {p.N});
       sinks.fill_normal(p.seed * 7 + 8, 1.0, 0.5);
+      for (std::size_t n = 0; n < p.sink_values.size(); ++n)
+        sinks.set(static_cast<std::int64_t>(n), p.sink_values[n]);
       dsinks = HostTensor(DType::f32, {p.N});
     }
     if (p.packed) {

@@ -122,6 +122,10 @@ void describe(Case& c) {
     d << " softcap=" << o.softcap;
     f.emplace_back("softcap");
   }
+  if (s.sinks) {
+    d << " sinks";
+    f.emplace_back("attention sinks");
+  }
   if (o.dropout_p > 0) {
     d << " dropout=" << o.dropout_p;
     f.emplace_back("dropout");
@@ -260,6 +264,8 @@ Case random_case(std::uint64_t seed, std::int64_t index, Mix draws) {
   s.heads_major = r.chance(0.3);
   if (draws == Mix::gpu)
     to_gpu_space(r, s);
+  // Drawn last, so that the draws above (and a seed's earlier cases) stay as they were.
+  s.sinks = r.chance(0.1);
   describe(c);
   return c;
 }

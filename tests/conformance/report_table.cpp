@@ -63,6 +63,7 @@ void write_table(std::ostream& os, const RunInfo& info, const std::vector<Result
                                 "boolean mask",
                                 "ALiBi",
                                 "softcap",
+                                "attention sinks",
                                 "dropout",
                                 "explicit scale"};
   std::vector<std::string> regressions;

@@ -225,14 +225,14 @@ public:
       f.extras.max_seqlen_k = a.dims.S;
     }
     for (Tensor* t :
-         {&f.q, &f.k, &f.v, &f.extras.bias, &f.extras.mask, &f.extras.alibi_slopes,
+         {&f.q, &f.k, &f.v, &f.extras.bias, &f.extras.mask, &f.extras.alibi_slopes, &f.extras.sinks,
           &f.extras.seqlens_q, &f.extras.seqlens_k, &f.extras.cu_seqlens_q, &f.extras.cu_seqlens_k})
       mirror(*t, false);
     mirror(f.out, !c.backward); // backward: the baseline forward's out and LSE are inputs
     mirror(f.extras.lse, !c.backward);
     if (c.backward) {
       mirror(bp_.dout, false);
-      for (Tensor* t : {&bp_.dq, &bp_.dk, &bp_.dv, &bp_.dbias})
+      for (Tensor* t : {&bp_.dq, &bp_.dk, &bp_.dv, &bp_.dbias, &bp_.dsinks})
         mirror(*t, true);
     }
 #endif

@@ -2,7 +2,9 @@
 // LayoutRight and LayoutLeft Views against the f64 reference, and the backend that ran it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -86,4 +88,90 @@ void backward_case(std::uint64_t seed) {
 KATTN_FE_TEST("sdpa_backward: gradients of LayoutRight and LayoutLeft Views") {
   backward_case<Right>(1);
   backward_case<Left>(11);
+}
+
+namespace {
+
+// Attention sinks through the front end: extras.sinks and sdpa_backward's dsinks as Views of the
+// execution space's memory, against the f64 reference's out, gradients and dsinks (GQA, causal).
+// On a GPU space the portable backend serves them (cuda and cudnn refuse sinks).
+void sinks_case(std::uint64_t seed) {
+  using T = Fast;
+  const Space exec;
+  const std::int64_t B = 2, T_ = 48, S = 40, N = 4, K = 2, H = 32;
+  Tensor4<T, Right, Space> q("q", {B, T_, N, H}), k("k", {B, S, K, H}), v("v", {B, S, K, H}),
+      out("out", {B, T_, N, H}), dout("dout", {B, T_, N, H}), dq("dq", {B, T_, N, H}),
+      dk("dk", {B, S, K, H}), dv("dv", {B, S, K, H});
+  const auto qv = q.randomize(seed), kv = k.randomize(seed + 1), vv = v.randomize(seed + 2);
+  const auto dov = dout.randomize(seed + 3);
+  for (auto* g : {&out, &dq, &dk, &dv})
+    g->poison();
+  std::vector<float> sink_values = {0.3f, -0.7f, 1.5f, -std::numeric_limits<float>::infinity()};
+  Kokkos::View<float*, typename Space::memory_space> sinks("sinks", N), dsinks("dsinks", N);
+  Kokkos::deep_copy(sinks, Kokkos::View<const float*, Kokkos::HostSpace>(sink_values.data(), N));
+  Kokkos::deep_copy(dsinks, std::numeric_limits<float>::quiet_NaN());
+  Extras e;
+  e.sinks = sinks;
+  Options o;
+  o.causal = true;
+  o.alignment = Alignment::bottom_right;
+  KokkosAttn::sdpa(exec, q.view(), k.view(), v.view(), out.view(), o, e);
+  KokkosAttn::sdpa_backward(exec, q.view(), k.view(), v.view(), out.view(), dout.view(), dq.view(),
+                            dk.view(), dv.view(), o, e, {}, dsinks);
+  exec.fence();
+
+  std::vector<double> rq = qv, rk = kv, rv = vv, rdo = dov, ro(qv.size());
+  std::vector<double> gq(qv.size()), gk(kv.size()), gv(vv.size());
+  std::vector<float> gs(static_cast<std::size_t>(N));
+  BackwardProblem p;
+  p.forward.q = f64_tensor(rq, q.e, 4);
+  p.forward.k = f64_tensor(rk, k.e, 4);
+  p.forward.v = f64_tensor(rv, v.e, 4);
+  p.forward.out = f64_tensor(ro, out.e, 4);
+  p.forward.options = o;
+  p.forward.extras.sinks = Tensor::contiguous(sink_values.data(), DType::f32, {N});
+  p.dout = f64_tensor(rdo, dout.e, 4);
+  p.dq = f64_tensor(gq, dq.e, 4);
+  p.dk = f64_tensor(gk, dk.e, 4);
+  p.dv = f64_tensor(gv, dv.e, 4);
+  p.dsinks = Tensor::contiguous(gs.data(), DType::f32, {N});
+  reference::forward(p.forward, validate(p.forward));
+  reference::backward(p, validate(p));
+
+  const std::vector<double>* refs[] = {&ro, &gq, &gk, &gv};
+  Tensor4<T, Right, Space>* got[] = {&out, &dq, &dk, &dv};
+  const char* names[] = {"out", "dq", "dk", "dv"};
+  for (int i = 0; i < 4; ++i) {
+    const std::vector<double>& ref = *refs[i];
+    const double err = max_diff(got[i]->download(), ref);
+    const double tol = tolerance<T>(ref, 4, max_abs(ref)) + (std::is_same_v<T, double> ? 0 : 1e-5);
+    INFO("sinks " << names[i] << ": err " << err << " tol " << tol);
+    CHECK(err <= tol);
+  }
+  std::vector<float> got_sinks(static_cast<std::size_t>(N));
+  Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(got_sinks.data(), N), dsinks);
+  // dsinks[n] = -sum over rows of P(sink) D, D = sum_h dO O: with P(sink) <= 1, the rounding of
+  // the backend's out (an element-type ulp) and of D's sum bound its error by a few u_T times
+  // sum |dO O| over the head's rows (computed here from the reference's out).
+  for (std::int64_t n = 0; n < N; ++n) {
+    double terms = 0;
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t i = 0; i < T_; ++i)
+        for (std::int64_t h = 0; h < H; ++h) {
+          const std::size_t at = static_cast<std::size_t>(((b * T_ + i) * N + n) * H + h);
+          terms += std::abs(rdo[at] * ro[at]);
+        }
+    const double want = gs[static_cast<std::size_t>(n)];
+    const double err = std::abs(got_sinks[static_cast<std::size_t>(n)] - want);
+    const double tol = 4 * unit_roundoff<T>() * terms + 1e-5;
+    INFO("dsinks[" << n << "]: " << got_sinks[static_cast<std::size_t>(n)] << " want " << want
+                   << " err " << err << " tol " << tol);
+    CHECK(err <= tol);
+  }
+}
+
+} // namespace
+
+KATTN_FE_TEST("sdpa and sdpa_backward: attention sinks and dsinks as Views") {
+  sinks_case(21);
 }

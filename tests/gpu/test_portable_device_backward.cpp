@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 
 #include "common/dispatch_fixture.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/device_check.hpp"
 #include "gpu/device_forward.hpp"
 #include "gpu/structural_zeros.hpp"
 #include "unit/test_portable_helpers.hpp"
@@ -29,15 +31,16 @@ namespace {
 // first) and the backward problem pointing at the copies.
 struct DeviceBackward {
   DeviceForward fwd;
-  DeviceCopy dout, dq, dk, dv;
+  DeviceCopy dout, dq, dk, dv, dsinks;
   BackwardProblem problem;
 
   explicit DeviceBackward(Attn& lo)
       : fwd(lo), dout(lo.dout.view), dq(lo.dq.view), dk(lo.dk.view), dv(lo.dv.view),
-        problem(lo.backward_problem(false)) {
+        dsinks(lo.dsinks.view()), problem(lo.backward_problem(false)) {
     problem.forward = fwd.problem;
     problem.dout = dout.view(), problem.dq = dq.view(), problem.dk = dk.view();
     problem.dv = dv.view();
+    problem.dsinks = dsinks.view();
   }
 };
 
@@ -65,6 +68,7 @@ std::string check_backward_on_device(const Spec& spec, int repeats = 1) {
   poison(lo.dq.view);
   poison(lo.dk.view);
   poison(lo.dv.view);
+  poison(lo.dsinks.view());
   DeviceBackward dev(lo);
   BackwardProblem& b = dev.problem;
   DeviceCopy &dq = dev.dq, &dk = dev.dk, &dv = dev.dv;
@@ -76,10 +80,10 @@ std::string check_backward_on_device(const Spec& spec, int repeats = 1) {
   REQUIRE(s.ok);
   std::vector<std::vector<double>> first;
   for (int rep = 0; rep < repeats; ++rep) {
-    dq.upload(), dk.upload(), dv.upload(); // the poison again
+    dq.upload(), dk.upload(), dv.upload(), dev.dsinks.upload(); // the poison again
     portable_backend().backward(b, d, x);
     KATTN_CUDA_REQUIRE(cudaDeviceSynchronize());
-    dq.download(), dk.download(), dv.download();
+    dq.download(), dk.download(), dv.download(), dev.dsinks.download();
     const Gradients got = read_gradients(lo, false);
     if (rep > 0) {
       CHECK(std::memcmp(first[0].data(), got.dq.data(), got.dq.size() * sizeof(double)) == 0);
@@ -96,6 +100,15 @@ std::string check_backward_on_device(const Spec& spec, int repeats = 1) {
       MESSAGE(describe(spec) << " [" << s.kernel << "] " << names[i] << " err " << err << " (tol "
                              << tol << ")");
       CHECK(all_finite(first[i]));
+      CHECK(err <= tol);
+    }
+    if (spec.sinks) { // f32, summed per head over its rows
+      const double tol = std::max(gradient_tol(spec.dtype, max_abs(truth.dsinks)),
+                                  gradient_tol(DType::f32, max_abs(truth.dsinks)));
+      const double err = max_abs_diff(got.dsinks, truth.dsinks);
+      MESSAGE(describe(spec) << " [" << s.kernel << "] dsinks err " << err << " (tol " << tol
+                             << ")");
+      CHECK(all_finite(got.dsinks));
       CHECK(err <= tol);
     }
     CHECK(structural_zeros_exact(lo.spec, got.dq, got.dk, got.dv));
@@ -200,4 +213,31 @@ TEST_CASE("portable/device backward: bitwise repeatable; extras on the tiles, fo
   const Support s = portable_backend().supports(dev.problem, validate(dev.problem), cuda_context());
   CHECK_FALSE(s.ok);
   CHECK(s.reason.find("the device backward serves no softcap") != std::string::npos);
+}
+
+// Attention sinks (rule sinks) on the device: the forward's device kernel adds each head's sink
+// to the row's denominator (Common::end_row, as the team tiles), the backward runs the tiles
+// (the device backward kernel serves plain problems) and sums dsinks per head.
+TEST_CASE("portable/device: attention sinks, forward and backward (dsinks)") {
+  for (DType t : fp32_acc_dtypes) {
+    INFO(to_string(t));
+    Spec s = spec_of(2, 130, 150, 4, 2, 64, 64, t);
+    s.sinks = true;
+    check_on_device(portable_backend(), s);
+    CHECK(check_backward_on_device(s) == "portable_tiles_bwd");
+  }
+  Spec k = spec_of(1, 90, 40, 2, 1, 128, 128, DType::f32); // keyless rows: LSE = the sink
+  k.sinks = true;
+  k.opt.causal = true;
+  k.opt.alignment = Alignment::bottom_right;
+  check_on_device(portable_backend(), k);
+  check_backward_on_device(k);
+  Spec v = spec_of(1, 1, 1, 2, 1, 64, 64, DType::bf16); // packed, an empty sequence, softcap
+  v.sinks = true;
+  v.packed = true;
+  v.q_lens = {33, 0, 70};
+  v.k_lens = {40, 5, 65};
+  v.opt.softcap = 5.0;
+  check_on_device(portable_backend(), v);
+  check_backward_on_device(v);
 }

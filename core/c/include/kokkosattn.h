@@ -112,6 +112,10 @@ typedef enum kattn_role {
   KATTN_FP8_AMAX_DK = 33,
   KATTN_FP8_AMAX_DV = 34,
   KATTN_FP8_AMAX_DP = 35,
+  /* Attention sinks (docs/semantics.md rule sinks): per-head logits in the softmax's denominator,
+   * f32 [N] (optional), and their gradient, a backward output like them (optional). */
+  KATTN_SINKS = 36,
+  KATTN_DSINKS = 37,
   KATTN_ROLE_RANGE_MIN_ = INT32_MIN,
   KATTN_ROLE_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_role_t;

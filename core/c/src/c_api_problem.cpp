@@ -71,6 +71,8 @@ constexpr RoleSlot kRoles[] = {
     KATTN_ROLE(KATTN_FP8_AMAX_DK, "fp8.amax_dk", fp8.amax_dk),
     KATTN_ROLE(KATTN_FP8_AMAX_DV, "fp8.amax_dv", fp8.amax_dv),
     KATTN_ROLE(KATTN_FP8_AMAX_DP, "fp8.amax_dp", fp8.amax_dp),
+    KATTN_ROLE(KATTN_SINKS, "sinks", forward.extras.sinks),
+    KATTN_ROLE(KATTN_DSINKS, "dsinks", dsinks),
 };
 #undef KATTN_ROLE
 
@@ -78,7 +80,7 @@ const RoleSlot& slot_of(kattn_role_t role) {
   for (const RoleSlot& r : kRoles)
     if (r.role == role)
       return r;
-  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_FP8_AMAX_DP), got " +
+  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_DSINKS), got " +
                         std::to_string(int(role)));
 }
 

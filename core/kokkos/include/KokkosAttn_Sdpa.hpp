@@ -60,14 +60,14 @@ void sdpa(const ExecSpace& exec, const QView& q, const KView& k, const VView& v,
   sdpa(exec, Impl::forward_problem<ExecSpace>(q, k, v, out, options, extras));
 }
 
-// Backward: dq, dk, dv (and dbias when given: same shape as extras.bias) from dout. `out` is the
-// forward's output; extras as in the forward (lse optional).
+// Backward: dq, dk, dv (and dbias, dsinks when given: shaped as extras.bias, extras.sinks) from
+// dout. `out` is the forward's output; extras as in the forward (lse optional).
 template <class ExecSpace, class QView, class KView, class VView, class OView, class DOView,
           class DQView, class DKView, class DVView>
 void sdpa_backward(const ExecSpace& exec, const QView& q, const KView& k, const VView& v,
                    const OView& out, const DOView& dout, const DQView& dq, const DKView& dk,
                    const DVView& dv, const Options& options = {}, const Extras& extras = {},
-                   const Tensor& dbias = {}) {
+                   const Tensor& dbias = {}, const Tensor& dsinks = {}) {
   Impl::check_view<ExecSpace, QView>();
   Impl::check_view<ExecSpace, KView>();
   Impl::check_view<ExecSpace, VView>();
@@ -101,6 +101,7 @@ void sdpa_backward(const ExecSpace& exec, const QView& q, const KView& k, const 
   p.dk = as_tensor(dk);
   p.dv = as_tensor(dv);
   p.dbias = dbias;
+  p.dsinks = dsinks;
   sdpa_backward(exec, p);
 }
 
