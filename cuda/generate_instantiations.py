@@ -10,7 +10,8 @@ parallel and a change to one configuration rebuilds one file:
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>_seq.cu  sequence-major q/k/v (SEQ_MAJOR_TILES)
   cuda/sm90/inst/instances.hpp               their launchers' declarations
   cuda/sm90/inst/run_switch.hpp              TileChoice x dtype -> launcher (sm90_fwd.cu's run)
-  cuda/sm90/inst/sm90_bwd_<dtype>_h<hd>.cu   the sm90 backward, one per dtype x SM90_BWD_HEAD_DIMS
+  cuda/sm90/inst/sm90_bwd_<dtype>_h<hd>[_det].cu  the sm90 backward, one per dtype x
+                                              SM90_BWD_HEAD_DIMS x mode (default, deterministic)
   cuda/sm90/inst/bwd_instances.hpp           their launchers and the dtype x head dim switch
 
 The files are committed (tiny); rerun this after changing the lists below. A tile here is a
@@ -146,26 +147,33 @@ def write_sm90():
 def write_sm90_bwd():
     out = HERE / "sm90" / "inst"
     bwd_sig = "(const FlashBwdParams& p, CUstream_st* stream)"
-    name_of = lambda name, hd: f"launch_bwd_{name}_h{hd}"
+    # Deterministic mode (bwd_config.cuh's kDet) is a kernel of its own per dtype x head dim, so
+    # that the default kernels' code does not carry its branches.
+    modes = (("", "false", ""), ("_det", "true", ", deterministic mode"))
+    name_of = lambda name, hd, suffix: f"launch_bwd_{name}_h{hd}{suffix}"
     for name in DTYPES:
         bf16 = "true" if name == "bf16" else "false"
         for hd in SM90_BWD_HEAD_DIMS:
-            (out / f"sm90_bwd_{name}_h{hd}.cu").write_text(
-                f"// {GENERATED}: sm90 backward, {name}, head dim {hd}.\n"
-                '#include "../bwd_launch.cuh"\n'
-                '#include "bwd_instances.hpp"\n\n'
-                f"{NS}\n\n"
-                f"void {name_of(name, hd)}{bwd_sig} {{\n"
-                f"  launch_bwd<BwdConfig<{bf16}, {hd}>>(p, stream);\n"
-                "}\n\n"
-                f"{NS_END}\n")
-    decls = "".join(f"void {name_of(name, hd)}{bwd_sig};\n"
-                    for name in DTYPES for hd in SM90_BWD_HEAD_DIMS)
-    cases = "".join(f"  case {hd}:\n    return bf16 ? {name_of('bf16', hd)}(p, stream) : "
-                    f"{name_of('f16', hd)}(p, stream);\n" for hd in SM90_BWD_HEAD_DIMS)
+            for suffix, det, what in modes:
+                (out / f"sm90_bwd_{name}_h{hd}{suffix}.cu").write_text(
+                    f"// {GENERATED}: sm90 backward, {name}, head dim {hd}{what}.\n"
+                    '#include "../bwd_launch.cuh"\n'
+                    '#include "bwd_instances.hpp"\n\n'
+                    f"{NS}\n\n"
+                    f"void {name_of(name, hd, suffix)}{bwd_sig} {{\n"
+                    f"  launch_bwd<BwdConfig<{bf16}, {hd}, {det}>>(p, stream);\n"
+                    "}\n\n"
+                    f"{NS_END}\n")
+    decls = "".join(f"void {name_of(name, hd, suffix)}{bwd_sig};\n"
+                    for name in DTYPES for hd in SM90_BWD_HEAD_DIMS for suffix, _, _ in modes)
+    pick = lambda hd, suffix: (f"bf16 ? {name_of('bf16', hd, suffix)}(p, stream) : "
+                               f"{name_of('f16', hd, suffix)}(p, stream)")
+    cases = "".join(f"  case {hd}:\n    return p.deterministic ? ({pick(hd, '_det')})\n"
+                    f"                           : ({pick(hd, '')});\n"
+                    for hd in SM90_BWD_HEAD_DIMS)
     (out / "bwd_instances.hpp").write_text(
         comment(f"{GENERATED}: the instantiated sm90 backward kernels, one file each, and the "
-                "launcher of a dtype and head dim (sm90_bwd.cu's run_bwd).") +
+                "launcher of a dtype, head dim and mode (sm90_bwd.cu's run_bwd).") +
         "#pragma once\n\n"
         "#include <stdexcept>\n#include <string>\n\n"
         '#include "kattn_kernels/flash_bwd_params.hpp"\n\n'

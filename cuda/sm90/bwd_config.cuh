@@ -27,10 +27,13 @@ constexpr bool bwd_dq_bulk(int head_dim) {
   return head_dim == 64;
 }
 
-template <bool kIsBf16, int kHeadDimT>
+// kDetT: deterministic mode (bwd_dq_reduce.cuh): a writer warp adds each step's dQ into
+// dq_accum in the key blocks' fixed order (kattn_kernels/bwd_geometry.hpp, dq_order_ticket).
+template <bool kIsBf16, int kHeadDimT, bool kDetT = false>
 struct BwdConfig {
   static constexpr bool kBf16 = kIsBf16;
   static constexpr int kHeadDim = kHeadDimT;
+  static constexpr bool kDet = kDetT;
   static_assert(kHeadDim == 64 || kHeadDim == 128, "sm90 backward: head dims 64 and 128");
   static constexpr int kBlockN = 128; // keys per CTA
   static constexpr int kBlockM = 64;  // query rows per step
@@ -69,8 +72,9 @@ struct BwdConfig {
   static constexpr int kRowBytes = 2 * kBlockM * 4;
   static constexpr int kOffRows = kOffDq + kConsumerWGs * kDqBytes;
   static constexpr int kOffBar = kOffRows + kConsumerWGs * kStages * kRowBytes;
-  // kv_full, q_full[], q_empty[], do_full[], do_empty[]
-  static constexpr int kNumBars = 1 + 4 * kStages;
+  // kv_full, q_full[], q_empty[], do_full[], do_empty[]; kDet: dq_full, dq_empty, the CTA's
+  // block ticket (4 bytes of 8) and the staged dQ's job for the writer (DqJob, 24 bytes)
+  static constexpr int kNumBars = 1 + 4 * kStages + (kDet ? 6 : 0);
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024; // + alignment to 1024
   static_assert(kSmemBytes <= 227 * 1024, "shared memory over the sm_90 limit");
   static_assert(kOffV % 1024 == 0 && kOffQ % 1024 == 0 && kOffDo % 1024 == 0 &&
@@ -81,7 +85,8 @@ struct BwdConfig {
 // mbarriers. Q and dO of step `it` use stage it % kStages with parity (it / kStages) & 1.
 // Named barriers of the consumers (bwd_consumer.cuh): 1 both warpgroups (tails zeroed), 2 + wg
 // one warpgroup's dS^T rows and row buffers, 4 + wg its first rows, 6 + 2 wg + it % 2 warpgroup
-// wg's dS^T rows for the other's dQ (head dim 128).
+// wg's dS^T rows for the other's dQ (head dim 128); kDet at head dim 64: 6 warpgroup 0's dQ
+// staged for warpgroup 1 to add.
 template <class Cfg>
 struct BwdRing {
   std::uint32_t bar;
@@ -96,6 +101,16 @@ struct BwdRing {
   __device__ __forceinline__ std::uint32_t do_empty(int st) const {
     return bar + 8 * (1 + 3 * Cfg::kStages + st);
   }
+  // kDet: the consumers' staged dQ of a step is complete (count: the warps that hand it over)
+  // and the writer is done with it (count 1); one buffer, parity it & 1.
+  __device__ __forceinline__ std::uint32_t dq_full() const {
+    return bar + 8 * (1 + 4 * Cfg::kStages);
+  }
+  __device__ __forceinline__ std::uint32_t dq_empty() const { return dq_full() + 8; }
+  __device__ __forceinline__ std::uint32_t ticket() const { return dq_full() + 16; }
+  __device__ __forceinline__ std::uint32_t dq_job() const { return dq_full() + 24; }
+  static_assert((Cfg::kOffBar + 8 * (1 + 4 * Cfg::kStages) + 24) % 16 == 0,
+                "dq_job: 16-byte aligned stores");
   static __device__ __forceinline__ int stage(int it) { return it % Cfg::kStages; }
   static __device__ __forceinline__ std::uint32_t parity(int it) {
     return static_cast<std::uint32_t>(it / Cfg::kStages) & 1u;

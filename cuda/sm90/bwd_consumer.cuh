@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "bwd_config.cuh"
+#include "bwd_dq_reduce.cuh"
 #include "bwd_trace.cuh"
 #include "bwd_work.cuh"
 #include "common/bwd_scores.cuh"
@@ -215,36 +216,22 @@ struct BwdConsumer {
   }
 
   // kDqBulk (head dim 64): dQ -> this warp's staging block in fragment order (16-byte stores, lane
-  // l's column group j at 16 (32 j + l): conflict-free), then its lane 0 adds the 4 KB block
-  // into its place in dq_accum's tile (tile_order_offset) by one 1-D bulk reduction with an
-  // EVICT_LAST hint. Rows past the sequence add into the sequence's own last tile, which the
-  // conversion never reads.
-  __device__ __forceinline__ void reduce_dq_bulk(const float (&dq)[kSRegs], const Step& s,
-                                                 std::uint32_t box) const {
+  // l's column group j at 16 (32 j + l): conflict-free), added as a whole (issue_dq_box).
+  __device__ __forceinline__ void stage_dq_bulk(const float (&dq)[kSRegs],
+                                                std::uint32_t box) const {
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(box + 16 * (32 * j + lane)),
                    "f"(dq[4 * j]), "f"(dq[4 * j + 1]), "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3])
                    : "memory");
     }
-    fence_proxy_async();
-    __syncwarp();
-    const int warp = tid / 32;
-    if (lane == 0 && Cfg::kDqWarpRows * warp < w.seq.q_len - s.m0) {
-      const std::int64_t row =
-          s.head * a.p.acc_rows + acc_row0<Cfg::kDqBulk>(a.p, w.seq, w.b) + s.m0;
-      float* dst = a.p.dq_accum + row * D + (Cfg::kDqSplit ? wg * 4096 : 0) + warp * 1024;
-      bulk_reduce_add_f32_evict_last(dst, box, Cfg::kDqWarpBytes);
-      bulk_commit();
-    }
   }
 
   // Otherwise (head dim 128): dQ -> this warp's staging box (its 16 rows x 64 fp32 columns; a
-  // row is two 128-byte swizzle rows, 16-byte chunks swizzled as TMA's SWIZZLE_128B), then its
-  // lane 0 adds the box into dq_accum's rows by one TMA tensor reduction (two 32-column boxes
-  // queued at the TMA unit).
-  __device__ __forceinline__ void reduce_dq_tensor(const float (&dq)[kSRegs], const Step& s,
-                                                   std::uint32_t box) const {
+  // row is two 128-byte swizzle rows, 16-byte chunks swizzled as TMA's SWIZZLE_128B), added by
+  // one TMA tensor reduction (issue_dq_box).
+  __device__ __forceinline__ void stage_dq_tensor(const float (&dq)[kSRegs], const Step& s,
+                                                  std::uint32_t box) const {
     const int warp = tid / 32;
     // Rows past the sequence get exactly 0, not 0 * K, which is NaN where this sequence's K
     // holds an inf (in the batched layout before 64-row tiles such a box reached the next
@@ -276,13 +263,14 @@ struct BwdConsumer {
     } else {
       stage.template operator()<true>();
     }
-    fence_proxy_async();
-    __syncwarp();
-    if (lane == 0 && Cfg::kDqWarpRows * warp < valid_rows) {
-      const int row = static_cast<int>(acc_row0<Cfg::kDqBulk>(a.p, w.seq, w.b)) + s.m0 +
-                      Cfg::kDqWarpRows * warp;
-      tma_reduce_add_4d(&a.tma_dq, box, 0, Cfg::kDqSplit ? 2 * wg : 0, row, s.head);
-      bulk_commit();
+  }
+
+  __device__ __forceinline__ void stage_dq(const float (&dq)[kSRegs], const Step& s,
+                                           std::uint32_t box) const {
+    if constexpr (Cfg::kDqBulk) {
+      stage_dq_bulk(dq, box);
+    } else {
+      stage_dq_tensor(dq, s, box);
     }
   }
 
@@ -291,14 +279,60 @@ struct BwdConsumer {
   __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], const Step& s) const {
     const int warp = tid / 32;
     const std::uint32_t box = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
+    if constexpr (Cfg::kDet) {
+      hand_dq(dq, s, box);
+      return;
+    }
     if (lane == 0) {
       bulk_wait_read<0>(); // this warp's last reduction has read its box
     }
     __syncwarp();
-    if constexpr (Cfg::kDqBulk) {
-      reduce_dq_bulk(dq, s, box);
+    stage_dq(dq, s, box);
+    fence_proxy_async();
+    __syncwarp();
+    if (lane == 0 && dq_box_has_rows(w, s.m0, warp)) {
+      issue_dq_box<Cfg>(a, s.head, acc_row0<Cfg::kDqBulk>(a.p, w.seq, w.b) + s.m0, wg, warp, box);
+      bulk_commit();
+    }
+  }
+
+  // Deterministic mode: dQ staged for the writer (bwd_dq_reduce.cuh), once it is done with the
+  // step before's. Where both warpgroups' dQ cover the same elements (head dim 64, over their own
+  // keys), warpgroup 1 stages the sum, warpgroup 0's first (a fixed order), and hands it over.
+  __device__ __forceinline__ void hand_dq(const float (&dq)[kSRegs], const Step& s,
+                                          std::uint32_t box) const {
+    static_assert(Cfg::kDqSplit || Cfg::kDqBulk, "the sum of both halves: fragment order only");
+    mbar_wait(ring.dq_empty(), (static_cast<std::uint32_t>(s.it) & 1u) ^ 1u);
+    if constexpr (Cfg::kDqSplit) {
+      stage_dq(dq, s, box);
+    } else if (wg == 0) {
+      stage_dq(dq, s, box);
+      named_bar_arrive(6, Cfg::kConsumerThreads);
+      return;
     } else {
-      reduce_dq_tensor(dq, s, box);
+      named_bar_sync(6, Cfg::kConsumerThreads);
+      const std::uint32_t other = box - Cfg::kDqBytes;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const std::uint32_t at = 16 * (32 * j + lane);
+        float o[4];
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=f"(o[0]), "=f"(o[1]), "=f"(o[2]), "=f"(o[3])
+                     : "r"(other + at)
+                     : "memory");
+        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(box + at),
+                     "f"(o[0] + dq[4 * j]), "f"(o[1] + dq[4 * j + 1]), "f"(o[2] + dq[4 * j + 2]),
+                     "f"(o[3] + dq[4 * j + 3])
+                     : "memory");
+      }
+    }
+    if (wg == Cfg::kConsumerWGs - 1 && tid == 0) {
+      store_dq_job(ring.dq_job(), dq_job_of(a.p, w, s.head, s.m0));
+    }
+    fence_proxy_async();
+    __syncwarp();
+    if (lane == 0) {
+      mbar_arrive(ring.dq_full());
     }
   }
 
@@ -516,7 +550,10 @@ struct BwdConsumer {
   // dK and dV of this warpgroup's keys (0 for keys no query sees), rounded to the element type.
   __device__ __forceinline__ void store_grads() const {
     const FlashBwdParams& p = a.p;
-    const BwdRowOffsets off = bwd_row_offsets(p, w.seq, w.b, w.kv * w.group, w.kv);
+    // Deterministic mode reads the sequence's first tokens afresh (packed varlen: cu_seqlens,
+    // cached): kept from the kernel's start, they were spilled at head dim 128.
+    const BwdRowOffsets off =
+        bwd_row_offsets(p, Cfg::kDet ? seq_span(p.fwd, w.b) : w.seq, w.b, w.kv * w.group, w.kv);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int key = kw0 + r0 + 8 * h;
@@ -564,7 +601,7 @@ __device__ __forceinline__ void consume_steps(const BwdArgs& a, std::uint32_t sm
     }
   }
   c.store_grads();
-  if (c.lane == 0) {
+  if (!Cfg::kDet && c.lane == 0) {
     bulk_wait<0>(); // the warp's reductions are done with shared memory before the CTA exits
   }
 }

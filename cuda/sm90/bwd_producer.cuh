@@ -32,7 +32,7 @@ __device__ __forceinline__ void produce_tiles(const BwdArgs& a, std::uint32_t sm
   mbar_expect_tx(ring.kv_full(), 2 * Cfg::kKVBytes);
   load(smem + Cfg::kOffK, &a.tma_k, ring.kv_full(), w.k_row0 + w.n0, w.kv, Cfg::kKVColBlockBytes);
   load(smem + Cfg::kOffV, &a.tma_v, ring.kv_full(), w.k_row0 + w.n0, w.kv, Cfg::kKVColBlockBytes);
-  for (BwdStep<Cfg> s = BwdStep<Cfg>::first(w); s.it < w.steps; s = s.next(w)) {
+  const auto issue = [&](const BwdStep<Cfg>& s) {
     const int st = BwdRing<Cfg>::stage(s.it);
     const std::uint32_t ph = BwdRing<Cfg>::parity(s.it);
     const int row = w.q_row0 + s.m0;
@@ -47,6 +47,17 @@ __device__ __forceinline__ void produce_tiles(const BwdArgs& a, std::uint32_t sm
     load(smem + Cfg::kOffDo + st * Cfg::kQBytes, &a.tma_do, ring.do_full(st), row, s.head,
          Cfg::kQColBlockBytes);
     mark(s.it, kProducerDoIssued);
+  };
+  if constexpr (Cfg::kDet) {
+    // Not unrolled: beside the dQ writer's code, in 24 registers, the unrolled walk spilled.
+#pragma unroll 1
+    for (BwdStep<Cfg> s = BwdStep<Cfg>::first(w); s.it < w.steps; s = s.next(w)) {
+      issue(s);
+    }
+  } else {
+    for (BwdStep<Cfg> s = BwdStep<Cfg>::first(w); s.it < w.steps; s = s.next(w)) {
+      issue(s);
+    }
   }
 }
 

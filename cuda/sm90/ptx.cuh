@@ -39,6 +39,21 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+// Orders this thread's generic-proxy global-memory accesses with its async-proxy (bulk) ones.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+// A flag between CTAs: spin until *flag == value (acquire: what its writer released before is
+// visible after), and release-add to it.
+__device__ __forceinline__ void wait_flag_eq(const std::int32_t* flag, std::int32_t value) {
+  std::int32_t v;
+  do {
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+  } while (v != value);
+}
+__device__ __forceinline__ void release_flag_add(std::int32_t* flag, std::int32_t value) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }

@@ -20,14 +20,6 @@
 namespace kattn::cuda_kernels {
 namespace {
 
-std::int64_t acc_rows(const FlashBwdParams& p) {
-  return acc_rows_total(p.fwd);
-}
-
-} // namespace
-
-namespace {
-
 std::string sm90_bwd_reason(const FlashBwdParams& p, int cc) {
   if (std::string why = sm90_device_reason(cc); !why.empty())
     return why;
@@ -65,10 +57,20 @@ bool dq_kernel_of(const KernelChoice& c, const FlashBwdParams& p) {
 // The workspace: N x accumulator rows of D, and as many of dq_accum's H floats without a dq
 // kernel.
 std::size_t workspace_rows(const FlashBwdParams& p) {
-  return static_cast<std::size_t>(p.fwd.N) * static_cast<std::size_t>(acc_rows(p));
+  return static_cast<std::size_t>(p.fwd.N) * static_cast<std::size_t>(acc_rows_total(p.fwd));
 }
 std::size_t dq_floats(const FlashBwdParams& p, bool dq_kernel) {
   return dq_kernel ? 0 : static_cast<std::size_t>(p.fwd.H);
+}
+// Then, for the sm90 family in deterministic mode, the order of its dQ additions.
+std::size_t order_ints(const KernelChoice& c, const FlashBwdParams& p) {
+  return c.family == KernelFamily::sm90 && p.deterministic
+             ? static_cast<std::size_t>(dq_order_ints(p.fwd))
+             : 0;
+}
+std::size_t workspace_bytes(const KernelChoice& c, const FlashBwdParams& p, bool dq_kernel) {
+  return workspace_rows(p) * (dq_floats(p, dq_kernel) + 1) * sizeof(float) +
+         order_ints(c, p) * sizeof(std::int32_t);
 }
 
 } // namespace
@@ -79,9 +81,8 @@ std::size_t dq_floats(const FlashBwdParams& p, bool dq_kernel) {
 // Off again, the family runs only when KOKKOSATTN_CUDA_KERNEL=sm90 asks for it.
 constexpr bool kSm90BackwardVerified = true;
 
-// The sm90 family first where it serves the problem (not in deterministic mode; see
-// kSm90BackwardVerified), else sm80; KOKKOSATTN_CUDA_KERNEL forces one and then refuses instead
-// of falling back.
+// The sm90 family first where it serves the problem (see kSm90BackwardVerified), else sm80;
+// KOKKOSATTN_CUDA_KERNEL forces one and then refuses instead of falling back.
 KernelChoice choose_bwd_kernel(const FlashBwdParams& p) {
   const DeviceAndForce d = device_and_force();
   if (!d.why.empty())
@@ -103,8 +104,8 @@ KernelChoice choose_bwd_kernel(const FlashBwdParams& p) {
 }
 
 std::size_t bwd_workspace_bytes(const FlashBwdParams& p) {
-  const bool dq_kernel = dq_kernel_of(choose_bwd_kernel(p), p);
-  return workspace_rows(p) * (dq_floats(p, dq_kernel) + 1) * sizeof(float);
+  const KernelChoice c = choose_bwd_kernel(p);
+  return workspace_bytes(c, p, dq_kernel_of(c, p));
 }
 
 void flash_bwd(const FlashBwdParams& params, CUstream_st* stream) {
@@ -112,14 +113,15 @@ void flash_bwd(const FlashBwdParams& params, CUstream_st* stream) {
   if (c.family == KernelFamily::none)
     throw std::invalid_argument("no CUDA flash backward kernel serves this problem: " + c.reason);
   FlashBwdParams p = params;
-  p.acc_rows = acc_rows(p);
+  p.acc_rows = acc_rows_total(p.fwd);
   p.dq_kernel = dq_kernel_of(c, p);
   const std::size_t rows = workspace_rows(p), dq = dq_floats(p, p.dq_kernel);
-  const StreamScratch ws(rows * (dq + 1) * sizeof(float), stream, "cuda backward");
-  // dq_accum first: the conversion reads it as float2 (H is even), D needs 4-byte alignment only.
-  // dq_kernel: no dq_accum (the dq kernel writes dq).
+  const StreamScratch ws(workspace_bytes(c, p, p.dq_kernel), stream, "cuda backward");
+  // dq_accum first: the conversion reads it as float2 (H is even), D and the order's counters
+  // need 4-byte alignment only. dq_kernel: no dq_accum (the dq kernel writes dq).
   p.dq_accum = p.dq_kernel ? nullptr : static_cast<float*>(ws.ptr);
   p.dsum = static_cast<float*>(ws.ptr) + rows * dq;
+  p.dq_order = order_ints(c, p) > 0 ? reinterpret_cast<std::int32_t*>(p.dsum + rows) : nullptr;
 #ifdef KATTN_HAVE_SM90
   if (c.family == KernelFamily::sm90) {
     sm90::run_bwd(p, stream);

@@ -25,6 +25,7 @@ struct BackwardResult {
   bool finite = false;
   bool exact_zeros = true; // gradients that are 0 by structure (structural_zeros_exact) are 0
   std::vector<std::byte> bits[3]; // raw dq, dk, dv (for repeatability checks)
+  std::string kernel;             // the kernel explain() names for the backend, if any
 };
 
 inline BackwardResult run_backward_case(Backend backend, Spec spec, int repeats = 1,
@@ -75,6 +76,9 @@ inline BackwardResult run_backward_case(Backend backend, Spec spec, int repeats 
   x.device = Device::cuda;
   try {
     run_forward(default_registry(), b.forward, x);
+    for (const BackendVerdict& verdict : explain(default_registry(), b, x))
+      if (verdict.backend == backend)
+        r.kernel = verdict.kernel;
     for (int rep = 0; rep < repeats; ++rep) {
       dq.upload(), dk.upload(), dv.upload(), dbias.upload(); // poison again
       run_backward(default_registry(), b, x);
@@ -113,7 +117,7 @@ inline BackwardResult run_backward_case(Backend backend, Spec spec, int repeats 
     r.tol[i] = 2 * baseline + 4 * u * max_abs(w) + 1e-6;
   }
   MESSAGE("backward [" << to_string(backend) << "] " << spec_string(spec)
-                       << " deterministic=" << spec.opt.deterministic
+                       << " deterministic=" << spec.opt.deterministic << " [" << r.kernel << "]"
                        << (r.supported ? "" : "  UNSUPPORTED: " + r.reason) << "  dq err "
                        << r.err[0] << " (tol " << r.tol[0] << ")  dk err " << r.err[1] << " (tol "
                        << r.tol[1] << ")  dv err " << r.err[2] << " (tol " << r.tol[2] << ")"

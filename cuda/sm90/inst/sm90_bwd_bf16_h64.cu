@@ -5,7 +5,7 @@
 namespace kattn::cuda_kernels::sm90 {
 
 void launch_bwd_bf16_h64(const FlashBwdParams& p, CUstream_st* stream) {
-  launch_bwd<BwdConfig<true, 64>>(p, stream);
+  launch_bwd<BwdConfig<true, 64, false>>(p, stream);
 }
 
 } // namespace kattn::cuda_kernels::sm90

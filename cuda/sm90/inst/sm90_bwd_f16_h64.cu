@@ -5,7 +5,7 @@
 namespace kattn::cuda_kernels::sm90 {
 
 void launch_bwd_f16_h64(const FlashBwdParams& p, CUstream_st* stream) {
-  launch_bwd<BwdConfig<false, 64>>(p, stream);
+  launch_bwd<BwdConfig<false, 64, false>>(p, stream);
 }
 
 } // namespace kattn::cuda_kernels::sm90

@@ -47,6 +47,43 @@ KATTN_INLINE std::int64_t acc_rows_total(const FlashFwdParams& f) {
                                    : acc_row0_of<true>(f, 0, f.B);
 }
 
+// Deterministic mode's order of the dQ additions (the sm90 backward, p.deterministic): each
+// 64-row query tile of each query head has a counter in p.dq_order, and the key blocks that see
+// the tile add their dQ into it one at a time, in a fixed order, each waiting until the counter
+// equals its ticket. One counter per accumulator tile (the tiled layout's, whatever dq_accum's
+// layout), then one per (sequence, KV head) from which its CTAs draw their key blocks.
+KATTN_INLINE std::int64_t dq_order_tiles(const FlashFwdParams& f) {
+  return std::int64_t{f.N} * (acc_rows_total(f) / kAccTileRows);
+}
+KATTN_INLINE std::int64_t dq_order_ints(const FlashFwdParams& f) {
+  return dq_order_tiles(f) + std::int64_t{f.B} * f.K;
+}
+KATTN_INLINE std::int64_t dq_order_slot(const FlashBwdParams& p, const SeqSpan<int>& s, int b,
+                                        int head, int m0) {
+  return std::int64_t{head} * (p.acc_rows / kAccTileRows) +
+         (acc_row0<true>(p, s, b) + m0) / kAccTileRows;
+}
+// Which key blocks of block_n keys see query rows [m0, m0 + block_m): a contiguous range
+// (keys_of_rows is one interval), exactly those whose rows_of_keys reaches the rows. Under a
+// right-bounded window (causal) later key blocks start their walk at later query blocks, so they
+// reach a tile first and go first (descending); otherwise key blocks go in ascending order.
+// Returns the key block's place in that order, or -1 when it does not see the rows.
+template <class I>
+KATTN_INLINE bool dq_order_descending(I window_right) {
+  return window_right >= 0;
+}
+template <class I>
+KATTN_INLINE I dq_order_ticket(const BasicMaskRule<I>& rule, I n_block, I block_n, I m0,
+                               I block_m) {
+  const IndexRange<I> keys = rule.keys_of_rows(m0, m0 + block_m - 1);
+  if (keys.hi <= keys.lo)
+    return -1;
+  const I first = keys.lo / block_n, last = (keys.hi - 1) / block_n;
+  if (n_block < first || n_block > last)
+    return -1;
+  return dq_order_descending(rule.window_right) ? last - n_block : n_block - first;
+}
+
 // Where dQ's element (row i, even column c) of a tile lies in a tile-ordered dq_accum
 // (p.dq_tile_order), counted from the tile's first float ((acc row of the tile's row 0) * H): a
 // tile (64 rows x H fp32) holds 64-column halves, each of four 16-row warp blocks in the order

@@ -11,6 +11,8 @@
 //   dq_accum f32 [N, acc_rows, H]  dQ summed over key blocks (zeroed first), converted at the end
 //                                  (absent when dq_kernel); row-major, or each 64-row tile in
 //                                  wgmma fragment order when dq_tile_order (tile_order_offset)
+//   dq_order i32 [dq_order_ints]   deterministic mode of the sm90 backward: the order of the dQ
+//                                  additions per tile, and a block ticket (zeroed first)
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,7 @@ struct FlashBwdParams {
   float* dsum = nullptr;
   float* dq_accum = nullptr;
   std::int64_t acc_rows = 0;
+  std::int32_t* dq_order = nullptr;
 
   bool deterministic = false; // bitwise-repeatable gradients requested
   // Set by the launcher: dQ comes from a kernel of its own (no atomics, no dq_accum), as it must
