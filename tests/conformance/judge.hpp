@@ -38,6 +38,9 @@ struct Magnitudes {
   // dS elements each broadcast dbias element sums (B with a batch-broadcast bias, times N with a
   // head-broadcast one; 1 without broadcast).
   std::int64_t dbias_reduce = 1;
+  // dsinks (rule sinks) sums p_sink * D over a head's rows, p_sink <= 1 and |D| <= sum_h |dO||O|:
+  // keep_scale * max|v| * (the largest sum of |dO| over one head's elements) bounds its terms.
+  double dsinks_terms = 0;
   std::int64_t H = 0, S = 0, T = 0;
 };
 

@@ -77,6 +77,13 @@ Magnitudes measure(const test::Attn& a) {
   m.dq_term = a.dims.scale * m.dbias_term * k;
   m.dk_term = a.dims.scale * m.dbias_term * q;
   m.dbias_reduce = (s.bias_bcast_b ? a.dims.B : 1) * (s.bias_bcast_n ? a.dims.N : 1);
+  if (s.sinks) { // dout is [.., N, H] in logical order: element e belongs to head (e / H) % N
+    const std::vector<double> g = read_logical(a.dout.view);
+    std::vector<double> per_head(static_cast<std::size_t>(a.dims.N), 0.0);
+    for (std::size_t e = 0; e < g.size(); ++e)
+      per_head[(e / static_cast<std::size_t>(s.H)) % per_head.size()] += std::abs(g[e]);
+    m.dsinks_terms = m.keep_scale * m.v_max * max_abs(per_head);
+  }
   return m;
 }
 
@@ -154,6 +161,8 @@ Prepared prepare(const Case& c) {
   add("dv", read_logical(hi.dv.view), read_logical(lo.dv.view));
   if (dbias)
     add("dbias", hi.dbias.to_doubles(), lo.dbias.to_doubles());
+  if (c.spec.sinks)
+    add("dsinks", hi.dsinks.to_doubles(), lo.dsinks.to_doubles());
   // lo.out / lo.lse keep the baseline forward: every backend's backward gets the same inputs.
   return p;
 }
@@ -170,6 +179,8 @@ std::vector<double> read_output(const Prepared& p, const std::string& name) {
     return read_logical(a.dk.view);
   if (name == "dv")
     return read_logical(a.dv.view);
+  if (name == "dsinks")
+    return a.dsinks.to_doubles();
   return a.dbias.to_doubles();
 }
 
