@@ -12,8 +12,8 @@
 
 namespace kattn::cuda_kernels::sm90 {
 
-// How many of the 16-row warp boxes of the query block at m0 reach into the sequence (a box
-// wholly past it is not added).
+// Whether warp `warp`'s 16-row box of the query block at m0 reaches into the sequence (a box
+// wholly past it is not added; DqJob::boxes counts those that do).
 template <class Cfg>
 __device__ __forceinline__ bool dq_box_has_rows(const BwdWork<Cfg>& w, int m0, int warp) {
   return Cfg::kDqWarpRows * warp < w.seq.q_len - m0;
