@@ -2,10 +2,12 @@
 // LayoutRight and LayoutLeft Views against the f64 reference, and the backend that ran it.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/frontend_space.hpp"
@@ -17,6 +19,31 @@ ForwardProblem forward_of(const Q& q, const K& k, const V& v, const O& out, cons
                           const Extras& e) {
   return KokkosAttn::Impl::forward_problem<Space>(q.view(), k.view(), v.view(), out.view(), o, e);
 }
+
+// The f64 reference backward's problem on the same rounded inputs (their logical values), out,
+// dq, dk, dv zeroed for it to write; the vectors stay where the tensors point (not copyable).
+struct RefBackward {
+  using Extent = std::array<std::int64_t, 4>;
+  std::vector<double> q, k, v, dout, out, dq, dk, dv;
+  BackwardProblem p;
+  RefBackward(std::vector<double> q_, std::vector<double> k_, std::vector<double> v_,
+              std::vector<double> dout_, const Extent& eq, const Extent& ek, const Extent& ev,
+              const Options& o)
+      : q(std::move(q_)), k(std::move(k_)), v(std::move(v_)), dout(std::move(dout_)), out(q.size()),
+        dq(q.size()), dk(k.size()), dv(v.size()) {
+    p.forward.q = f64_tensor(q, eq, 4);
+    p.forward.k = f64_tensor(k, ek, 4);
+    p.forward.v = f64_tensor(v, ev, 4);
+    p.forward.out = f64_tensor(out, eq, 4);
+    p.forward.options = o;
+    p.dout = f64_tensor(dout, eq, 4);
+    p.dq = f64_tensor(dq, eq, 4);
+    p.dk = f64_tensor(dk, ek, 4);
+    p.dv = f64_tensor(dv, ev, 4);
+  }
+  RefBackward(const RefBackward&) = delete;
+  RefBackward& operator=(const RefBackward&) = delete;
+};
 
 template <class L>
 void backward_case(std::uint64_t seed) {
@@ -41,19 +68,8 @@ void backward_case(std::uint64_t seed) {
   exec.fence();
 
   // The f64 reference backward on the same rounded inputs.
-  std::vector<double> rq = qv, rk = kv, rv = vv, rdo = dov, ro(qv.size());
-  std::vector<double> gq(qv.size()), gk(kv.size()), gv(vv.size());
-  BackwardProblem p;
-  p.forward.q = f64_tensor(rq, q.e, 4);
-  p.forward.k = f64_tensor(rk, k.e, 4);
-  p.forward.v = f64_tensor(rv, v.e, 4);
-  p.forward.out = f64_tensor(ro, out.e, 4);
-  p.forward.options = o;
-  p.dout = f64_tensor(rdo, dout.e, 4);
-  p.dq = f64_tensor(gq, dq.e, 4);
-  p.dk = f64_tensor(gk, dk.e, 4);
-  p.dv = f64_tensor(gv, dv.e, 4);
-  reference::backward(p, validate(p));
+  RefBackward r(qv, kv, vv, dov, q.e, k.e, v.e, o);
+  reference::backward(r.p, validate(r.p));
 
   // What the backward ran: on a GPU a GPU kernel backend (cudnn), through layout copies of the
   // LayoutLeft tensors and of the LSE (a Kokkos::View<float***> is LayoutLeft on GPUs too).
@@ -70,7 +86,7 @@ void backward_case(std::uint64_t seed) {
   MESSAGE(std::string(L::name) << " backward: " << how);
   if (fast_space)
     CHECK(is_device_kernel(sel.impl->id()));
-  const std::vector<double>* refs[] = {&gq, &gk, &gv};
+  const std::vector<double>* refs[] = {&r.dq, &r.dk, &r.dv};
   Tensor4<T, L, Space>* got[] = {&dq, &dk, &dv};
   const char* names[] = {"dq", "dk", "dv"};
   for (int i = 0; i < 3; ++i) {
@@ -120,25 +136,14 @@ void sinks_case(std::uint64_t seed) {
                             dk.view(), dv.view(), o, e, {}, dsinks);
   exec.fence();
 
-  std::vector<double> rq = qv, rk = kv, rv = vv, rdo = dov, ro(qv.size());
-  std::vector<double> gq(qv.size()), gk(kv.size()), gv(vv.size());
+  RefBackward r(qv, kv, vv, dov, q.e, k.e, v.e, o);
   std::vector<float> gs(static_cast<std::size_t>(N));
-  BackwardProblem p;
-  p.forward.q = f64_tensor(rq, q.e, 4);
-  p.forward.k = f64_tensor(rk, k.e, 4);
-  p.forward.v = f64_tensor(rv, v.e, 4);
-  p.forward.out = f64_tensor(ro, out.e, 4);
-  p.forward.options = o;
-  p.forward.extras.sinks = Tensor::contiguous(sink_values.data(), DType::f32, {N});
-  p.dout = f64_tensor(rdo, dout.e, 4);
-  p.dq = f64_tensor(gq, dq.e, 4);
-  p.dk = f64_tensor(gk, dk.e, 4);
-  p.dv = f64_tensor(gv, dv.e, 4);
-  p.dsinks = Tensor::contiguous(gs.data(), DType::f32, {N});
-  reference::forward(p.forward, validate(p.forward));
-  reference::backward(p, validate(p));
+  r.p.forward.extras.sinks = Tensor::contiguous(sink_values.data(), DType::f32, {N});
+  r.p.dsinks = Tensor::contiguous(gs.data(), DType::f32, {N});
+  reference::forward(r.p.forward, validate(r.p.forward));
+  reference::backward(r.p, validate(r.p));
 
-  const std::vector<double>* refs[] = {&ro, &gq, &gk, &gv};
+  const std::vector<double>* refs[] = {&r.out, &r.dq, &r.dk, &r.dv};
   Tensor4<T, Right, Space>* got[] = {&out, &dq, &dk, &dv};
   const char* names[] = {"out", "dq", "dk", "dv"};
   for (int i = 0; i < 4; ++i) {
@@ -159,7 +164,7 @@ void sinks_case(std::uint64_t seed) {
       for (std::int64_t i = 0; i < T_; ++i)
         for (std::int64_t h = 0; h < H; ++h) {
           const std::size_t at = static_cast<std::size_t>(((b * T_ + i) * N + n) * H + h);
-          terms += std::abs(rdo[at] * ro[at]);
+          terms += std::abs(r.dout[at] * r.out[at]);
         }
     const double want = gs[static_cast<std::size_t>(n)];
     const double err = std::abs(got_sinks[static_cast<std::size_t>(n)] - want);
