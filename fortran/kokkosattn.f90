@@ -48,7 +48,9 @@ module kokkosattn
     KATTN_FP8_SCALE_DQ = 29, KATTN_FP8_SCALE_DK = 30, KATTN_FP8_SCALE_DV = 31, &
     KATTN_FP8_AMAX_DQ = 32, KATTN_FP8_AMAX_DK = 33, KATTN_FP8_AMAX_DV = 34, KATTN_FP8_AMAX_DP = 35, &
     ! attention sinks: real(c_float) [N], and their gradient (backward output)
-    KATTN_SINKS = 36, KATTN_DSINKS = 37
+    KATTN_SINKS = 36, KATTN_DSINKS = 37, &
+    ! a paged KV cache: integer(c_int32_t) [B, max_pages_per_seq] (docs/semantics.md, paged_kv)
+    KATTN_PAGE_TABLE = 38
   ! kattn_backend_t
   integer(c_int), parameter, public :: KATTN_BACKEND_AUTO = 0, KATTN_BACKEND_REFERENCE = 1, &
     KATTN_BACKEND_NAIVE = 2, KATTN_BACKEND_PORTABLE = 3, KATTN_BACKEND_CUDNN = 4, &

@@ -113,6 +113,7 @@ std::vector<NamedTensor> named_tensors(const ForwardProblem& p) {
           {&e.seqlens_k, "seqlens_k"},
           {&e.cu_seqlens_q, "cu_seqlens_q"},
           {&e.cu_seqlens_k, "cu_seqlens_k"},
+          {&e.page_table, "page_table"},
           {&e.lse, "lse"}};
 }
 

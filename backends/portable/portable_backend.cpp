@@ -24,6 +24,8 @@ namespace kc = kattn::kokkos_common;
 class PortableBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::portable; }
+  // Gathered into contiguous scratch before the usual kernels (portable_paged_gather.hpp).
+  bool serves_paged_kv() const override { return true; }
 
   std::string description() const override {
     using HostFwd = ForwardTiles<float, true>;
@@ -46,7 +48,7 @@ public:
     const ForwardChoice c = choose_forward(device, d);
     if (!c.why_not.empty())
       return Support::no(c.why_not);
-    s.kernel = c.kernel;
+    s.kernel = d.paged ? "paged_gather, then " + c.kernel : c.kernel;
     return s;
   }
 

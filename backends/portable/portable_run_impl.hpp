@@ -18,6 +18,7 @@
 #include "portable/portable_device_row_stats.hpp"
 #include "portable/portable_forward_kernel.hpp"
 #include "portable/portable_kernel_choice.hpp"
+#include "portable/portable_paged_gather.hpp"
 #include "portable/portable_params.hpp"
 #include "portable/portable_run.hpp"
 
@@ -154,6 +155,12 @@ void copy_heads(const ExecSpace& exec, const Rows<const T>& k, const Rows<const 
 
 template <class ExecSpace, class T>
 void forward_typed(const ExecSpace& exec, const ForwardProblem& p, const Dims& d) {
+  if (d.paged) { // (portable_paged_gather.hpp)
+    with_gathered_pages<ExecSpace, T>(exec, p, d, [&](const ForwardProblem& f, const Dims& fd) {
+      forward_typed<ExecSpace, T>(exec, f, fd);
+    });
+    return;
+  }
   if constexpr (!on_host<ExecSpace>) {
     if (const ForwardChoice choice = choose_forward(true, d); choice.device) {
       const Common c = make_common(p, d);

@@ -41,6 +41,7 @@ Named forward_tensors(const ForwardProblem& p) {
           {"seqlens_k", &e.seqlens_k},
           {"cu_seqlens_q", &e.cu_seqlens_q},
           {"cu_seqlens_k", &e.cu_seqlens_k},
+          {"page_table", &e.page_table},
           {"lse", &e.lse}};
 }
 
@@ -69,6 +70,7 @@ Support check(const Named& tensors, const ExecContext& x) {
 class ReferenceBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::reference; }
+  bool serves_paged_kv() const override { return true; }
   std::string description() const override {
     return "plain C++ on the host, double accumulation (the ground truth)";
   }

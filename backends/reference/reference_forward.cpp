@@ -37,7 +37,7 @@ void forward(const ForwardProblem& p, const Dims& d) {
             continue;
           for (std::int64_t h = 0; h < d.Hv; ++h)
             acc[static_cast<std::size_t>(h)] +=
-                w * load_double(p.v, token_offset(p.v, d.packed, b, s.k_start, j, n / kv_per_q, h));
+                w * load_double(p.v, key_offset(p, d, p.v, s, j, n / kv_per_q, h));
         }
         if (std::isnan(row.lse)) // a poisoned row (rule non_finite), also without keys
           acc.assign(acc.size(), row.lse);

@@ -101,7 +101,7 @@ void compute_row(const ForwardProblem& p, const Dims& d, const Sequence& s, std:
     double dot = 0.0;
     for (std::int64_t h = 0; h < d.H; ++h)
       dot += q[static_cast<std::size_t>(h)] *
-             load_double(p.k, token_offset(p.k, d.packed, s.b, s.k_start, j, kv_head, h));
+             load_double(p.k, key_offset(p, d, p.k, s, j, kv_head, h));
     double x = d.scale * dot;
     if (d.softcap > 0.0) {
       const double t = std::tanh(x / d.softcap);

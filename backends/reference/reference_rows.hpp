@@ -29,6 +29,17 @@ inline std::int64_t token_offset(const Tensor& t, bool packed, std::int64_t b, s
   return packed ? element_offset(t, start + pos, head, f) : element_offset(t, b, pos, head, f);
 }
 
+// Element offset of key j of sequence s, KV head kv, feature f in k or v: through the page table
+// when the cache is paged (rule paged_kv), else as token_offset.
+inline std::int64_t key_offset(const ForwardProblem& p, const Dims& d, const Tensor& t,
+                               const Sequence& s, std::int64_t j, std::int64_t kv, std::int64_t f) {
+  if (!d.paged)
+    return token_offset(t, d.packed, s.b, s.k_start, j, kv, f);
+  const Tensor& pt = p.extras.page_table;
+  const std::int64_t page = load_int(pt, element_offset(pt, s.b, j / d.page_size));
+  return element_offset(t, page, j % d.page_size, kv, f);
+}
+
 // Offset of (b, n, i, j) in a [B|1, N|1, T, S] bias/mask/dbias tensor: broadcast dims read 0.
 inline std::int64_t broadcast_offset(const Tensor& t, std::int64_t b, std::int64_t n,
                                      std::int64_t i, std::int64_t j) {

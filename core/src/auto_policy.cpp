@@ -76,7 +76,7 @@ AutoOrder auto_order(const Registry& r, const ForwardProblem& p, const Dims& d,
     if (!matches(l, d))
       continue;
     const BackendImpl* impl = r.find(l.backend);
-    if (impl == nullptr)
+    if (impl == nullptr || (d.paged && !impl->serves_paged_kv()))
       continue;
     Support s;
     run_guarded(*impl, "supports()", [&] { s = impl->supports(p, d, x); });

@@ -49,6 +49,10 @@ auto guarded(const BackendImpl& impl, const char* what, F&& f) {
 
 template <class Problem>
 Support ask(const BackendImpl& impl, const Problem& p, const Dims& d, const ExecContext& x) {
+  if (d.paged && !impl.serves_paged_kv())
+    return Support::no(name(impl.id()) +
+                       ": a paged KV cache (extras.page_table) is not implemented in this "
+                       "backend (served by reference and portable)");
   Support s = guarded(impl, "supports()", [&] { return impl.supports(p, d, x); });
   if (!s.ok && s.reason.empty())
     s.reason = "(the backend gave no reason)";

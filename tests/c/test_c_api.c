@@ -235,6 +235,62 @@ int main(void) {
                                    KATTN_MEMORY_HOST) == KATTN_OK);
   }
 
+  /* A paged KV cache (docs/semantics.md rule paged_kv): the same keys in pages of 3 rows, the
+   * pages in reverse order, the rows past S = 17 NaN (never read); S is then 6 pages * 3 = 18,
+   * and seqlens_k = 17 keeps the causal diagonal where the contiguous problem has it. A page id
+   * out of range names the page table; a backend without a paged path refuses it. */
+  {
+    enum { PS = 3, SLOTS = 6, PAGES = B * SLOTS };
+    static float kc[PAGES * PS * K * H], vc[PAGES * PS * K * H], o3[QN];
+    static int32_t table[B * SLOTS];
+    static const int32_t lens[B] = {S, S};
+    const int64_t ce[4] = {PAGES, PS, K, H}, te[2] = {B, SLOTS}, le[1] = {B};
+    for (int i = 0; i < PAGES * PS * K * H; ++i)
+      kc[i] = vc[i] = NAN;
+    for (int b = 0; b < B; ++b)
+      for (int s = 0; s < SLOTS; ++s) {
+        const int page = PAGES - 1 - (b * SLOTS + s);
+        table[b * SLOTS + s] = page;
+        for (int r = 0; r < PS && s * PS + r < S; ++r)
+          for (int x = 0; x < K * H; ++x) {
+            kc[(page * PS + r) * K * H + x] = k[(b * S + s * PS + r) * K * H + x];
+            vc[(page * PS + r) * K * H + x] = v[(b * S + s * PS + r) * K * H + x];
+          }
+      }
+    kattn_problem_t pp = NULL;
+    const int64_t qe[4] = {B, T, N, H};
+    CHECK(kattn_problem_create(&pp) == KATTN_OK);
+    CHECK(kattn_problem_set_tensor(pp, KATTN_Q, q, KATTN_F32, 4, qe, NULL, KATTN_MEMORY_HOST) ==
+          KATTN_OK);
+    CHECK(kattn_problem_set_tensor(pp, KATTN_K, kc, KATTN_F32, 4, ce, NULL, KATTN_MEMORY_HOST) ==
+          KATTN_OK);
+    CHECK(kattn_problem_set_tensor(pp, KATTN_V, vc, KATTN_F32, 4, ce, NULL, KATTN_MEMORY_HOST) ==
+          KATTN_OK);
+    CHECK(kattn_problem_set_tensor(pp, KATTN_OUT, o3, KATTN_F32, 4, qe, NULL, KATTN_MEMORY_HOST) ==
+          KATTN_OK);
+    CHECK(kattn_problem_set_tensor(pp, KATTN_PAGE_TABLE, table, KATTN_I32, 2, te, NULL,
+                                   KATTN_MEMORY_HOST) == KATTN_OK);
+    CHECK(kattn_problem_set_tensor(pp, KATTN_SEQLENS_K, (void*)lens, KATTN_I32, 1, le, NULL,
+                                   KATTN_MEMORY_HOST) == KATTN_OK);
+    CHECK(kattn_problem_set_causal(pp, 1) == KATTN_OK);
+    CHECK(kattn_problem_set_alignment(pp, KATTN_ALIGN_BOTTOM_RIGHT) == KATTN_OK);
+    expected(q, k, v, 1, want);
+    poison_out(o3);
+    CHECK(kattn_forward(pp, NULL) == KATTN_OK);
+    CHECK(max_error(o3, want) <= 1e-5);
+    CHECK(kattn_problem_set_backend(pp, KATTN_BACKEND_NAIVE) == KATTN_OK);
+    poison_out(o3);
+    CHECK(kattn_forward(pp, NULL) == KATTN_ERROR_UNSUPPORTED);
+    CHECK(strstr(kattn_last_error(), "extras.page_table") != NULL);
+    CHECK(untouched(o3));
+    CHECK(kattn_problem_set_backend(pp, KATTN_BACKEND_AUTO) == KATTN_OK);
+    table[SLOTS + 2] = PAGES;
+    CHECK(kattn_forward(pp, NULL) == KATTN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kattn_last_error(), "extras.page_table: expected page ids") != NULL);
+    CHECK(untouched(o3));
+    CHECK(kattn_problem_destroy(pp) == KATTN_OK);
+  }
+
   /* kattn_synchronize: host memory is fenced; a kind out of range is named; CUDA memory needs a
    * Kokkos with Cuda (this test's build has none: unsupported, the runtime call named). */
   CHECK(kattn_synchronize(KATTN_MEMORY_HOST, NULL) == KATTN_OK);

@@ -126,6 +126,10 @@ void describe(Case& c) {
     d << " sinks";
     f.emplace_back("attention sinks");
   }
+  if (c.page_size > 0) {
+    d << " paged(" << c.page_size << ")";
+    f.emplace_back("paged KV cache");
+  }
   if (o.dropout_p > 0) {
     d << " dropout=" << o.dropout_p;
     f.emplace_back("dropout");
@@ -266,6 +270,15 @@ Case random_case(std::uint64_t seed, std::int64_t index, Mix draws) {
     to_gpu_space(r, s);
   // Drawn last, so that the draws above (and a seed's earlier cases) stay as they were.
   s.sinks = r.chance(0.1);
+  // A paged KV cache (forward, batched): S rounded up to whole pages, keys per sequence drawn
+  // when the layout gave none.
+  if (!c.backward && !s.packed && r.chance(0.1)) {
+    c.page_size = r.pick<std::int64_t>({1, 3, 8, 16});
+    s.S = (s.S + c.page_size - 1) / c.page_size * c.page_size;
+    if (s.k_lens.empty())
+      for (std::int64_t b = 0; b < s.B; ++b)
+        s.k_lens.push_back(r.in(r.chance(0.1) ? 0 : 1, s.S));
+  }
   describe(c);
   return c;
 }

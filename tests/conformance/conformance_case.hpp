@@ -25,6 +25,9 @@ struct Case {
   // q, k, v, out (and the gradients) live in sparse mappings whose last element sits past
   // 2^31 elements (64-bit indexing).
   bool huge_strides = false;
+  // > 0: the backends read k and v through a paged KV cache of this page size (rule paged_kv;
+  // tests/common/paged_cache.hpp), built from the contiguous ones; forward cases only.
+  std::int64_t page_size = 0;
   std::int64_t index = -1; // random cases: the index; regression cases: -1
 };
 

@@ -64,6 +64,7 @@ void write_table(std::ostream& os, const RunInfo& info, const std::vector<Result
                                 "ALiBi",
                                 "softcap",
                                 "attention sinks",
+                                "paged KV cache",
                                 "dropout",
                                 "explicit scale"};
   std::vector<std::string> regressions;

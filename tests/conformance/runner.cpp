@@ -111,6 +111,16 @@ void copy_logical(const Tensor& from, const Tensor& to) {
   test::write_logical(to, read_logical(from));
 }
 
+// The paged cache of a Case::page_size case (the same one in prepare() and all_refuse()).
+test::PagedLayout paged_layout(const Case& c) {
+  test::PagedLayout l;
+  l.page_size = c.page_size;
+  l.spare_pages = 2;
+  l.shared_pages = 1;
+  l.seed = c.spec.seed;
+  return l;
+}
+
 } // namespace
 
 Prepared prepare(const Case& c) {
@@ -124,6 +134,8 @@ Prepared prepare(const Case& c) {
     c.customize(lo);
     c.customize(hi);
   }
+  if (c.page_size > 0) // (before the copies below: shared pages rewrite lo's k and v)
+    p.paged = std::make_unique<test::PagedCache>(test::make_paged(lo, paged_layout(c)));
   // The truth is computed from the very values the backends see (rounded to the dtype).
   copy_logical(lo.q.view, hi.q.view);
   copy_logical(lo.k.view, hi.k.view);
@@ -217,8 +229,10 @@ BackendVerdict verdict_of(const Problem& p, Backend b, const ExecContext& x) {
 // the host first and uploaded so; collect() copies the outputs back into the host problem.
 class Staged {
 public:
-  Staged(const test::Attn& a, const Case& c, Backend b, const ExecContext& host_x)
-      : fp_(a.forward_problem()), bp_(a.backward_problem(c.spec.bias)), x_(host_x) {
+  Staged(const test::Attn& a, const Case& c, Backend b, const ExecContext& host_x,
+         const test::PagedCache* paged)
+      : fp_(paged ? paged->problem(a) : a.forward_problem()), bp_(a.backward_problem(c.spec.bias)),
+        x_(host_x) {
     fp_.options.backend = b;
     bp_.forward.options.backend = b;
 #ifdef KOKKOSATTN_CONFORMANCE_CUDA
@@ -235,9 +249,9 @@ public:
       f.extras.max_seqlen_q = a.dims.T;
       f.extras.max_seqlen_k = a.dims.S;
     }
-    for (Tensor* t :
-         {&f.q, &f.k, &f.v, &f.extras.bias, &f.extras.mask, &f.extras.alibi_slopes, &f.extras.sinks,
-          &f.extras.seqlens_q, &f.extras.seqlens_k, &f.extras.cu_seqlens_q, &f.extras.cu_seqlens_k})
+    for (Tensor* t : {&f.q, &f.k, &f.v, &f.extras.bias, &f.extras.mask, &f.extras.alibi_slopes,
+                      &f.extras.sinks, &f.extras.seqlens_q, &f.extras.seqlens_k,
+                      &f.extras.cu_seqlens_q, &f.extras.cu_seqlens_k, &f.extras.page_table})
       mirror(*t, false);
     mirror(f.out, !c.backward); // backward: the baseline forward's out and LSE are inputs
     mirror(f.extras.lse, !c.backward);
@@ -321,7 +335,7 @@ BackendVerdict verdict_of(const Staged& st, bool backward, Backend b) {
 
 void run_one(const Case& c, Prepared& p, Backend b, const ExecContext& x, Result& r) {
   test::Attn& a = *p.lo;
-  Staged st(a, c, b, x);
+  Staged st(a, c, b, x, p.paged.get());
   const BackendVerdict v = verdict_of(st, c.backward, b);
   if (!v.supported) {
     r.status = Status::unsupported;
@@ -348,8 +362,11 @@ void run_one(const Case& c, Prepared& p, Backend b, const ExecContext& x, Result
 bool all_refuse(const Case& c, const std::vector<Backend>& backends, const ExecContext& x,
                 std::vector<Result>& results) {
   test::Attn a(c.spec);
+  std::unique_ptr<test::PagedCache> paged;
+  if (c.page_size > 0)
+    paged = std::make_unique<test::PagedCache>(test::make_paged(a, paged_layout(c)));
   for (std::size_t i = 0; i < backends.size(); ++i) {
-    const Staged st(a, c, backends[i], x);
+    const Staged st(a, c, backends[i], x, paged.get());
     const BackendVerdict v = verdict_of(st, c.backward, backends[i]);
     if (v.supported)
       return false;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/paged_cache.hpp"
 #include "conformance/conformance_case.hpp"
 #include "conformance/judge.hpp"
 #include "conformance/sparse_mapping.hpp"
@@ -41,6 +42,7 @@ struct Prepared {
     double floor = 0;
   };
   std::unique_ptr<test::Attn> lo;
+  std::unique_ptr<test::PagedCache> paged; // Case::page_size > 0: lo's k and v in pages
   std::vector<Output> outputs;
   Magnitudes magnitudes;
   std::vector<std::unique_ptr<SparseMapping>> mappings;

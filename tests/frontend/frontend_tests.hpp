@@ -21,3 +21,5 @@
 #include "frontend/frontend_tests_empty.hpp"
 // docs/semantics.md rule non_finite: a NaN reaches the rows that see it, and no other
 #include "frontend/frontend_tests_non_finite.hpp"
+// docs/semantics.md rule paged_kv: a decode step on a paged KV cache, bad page ids
+#include "frontend/frontend_tests_paged.hpp"

@@ -116,7 +116,10 @@ public:
   // Storage for t: a buffer of exactly its byte span when that is small, else a fake address
   // (then nothing may run the problem). Length tensors are read by validation itself: they
   // always get real storage, their extent cut down when needed.
-  void place(Tensor& t, bool output, bool lengths) {
+  // lengths: an i32 [B] or [B+1] tensor; read: validation reads its data (lengths, the page
+  // table), so it never gets a fake pointer.
+  void place(Tensor& t, bool output, bool lengths, bool read = false) {
+    read |= lengths;
     if (t.rank <= 0 || t.rank > Tensor::max_rank)
       return;
     if (lengths && (t.rank != 1 || t.extent[0] > 64 || t.stride[0] < 0 || t.stride[0] > 4)) {
@@ -139,7 +142,7 @@ public:
       return;
     }
     if (bad || bytes > static_cast<__int128>(kMaxBuffer)) {
-      if (lengths) {
+      if (read) {
         t.rank = 0; // (a caller cannot lie about the size of what validation reads)
         return;
       }
@@ -209,6 +212,20 @@ public:
     }
   }
 
+  // Row-major [B, slots] ids into an i32 rank-2 table, through its strides (as placed).
+  void write_page_ids(const Tensor& t, const std::vector<std::int64_t>& ids) {
+    if (t.rank != 2 || t.data == nullptr || t.dtype != DType::i32 || t.stride[0] < 0 ||
+        t.stride[1] < 0)
+      return;
+    for (std::int64_t b = 0; b < t.extent[0]; ++b)
+      for (std::int64_t s = 0; s < t.extent[1]; ++s) {
+        const std::size_t i = std::size_t(b * t.extent[1] + s);
+        const auto x = static_cast<std::int32_t>(i < ids.size() ? ids[i] : range(-2, 6));
+        std::memcpy(static_cast<unsigned char*>(t.data) + (b * t.stride[0] + s * t.stride[1]) * 4,
+                    &x, 4);
+      }
+  }
+
   void options(Options& o) {
     if (chance(30))
       o.scale = wild_double();
@@ -242,6 +259,10 @@ public:
     const std::int64_t K = N == 0 ? range(0, 1) : (chance(50) ? N : (N % 2 == 0 ? N / 2 : 1));
     const std::int64_t H = range(1, 12), Hv = chance(70) ? H : range(1, 12);
     const bool packed = chance(20), padded = !packed && chance(20);
+    // A paged KV cache (rule paged_kv): k/v [pages, page_size, K, dim] and a page table whose
+    // ids are drawn in and out of range, with seqlens_k mostly given.
+    const bool paged = !packed && chance(12);
+    const std::int64_t pages = range(0, 4), page_size = range(0, 4), slots = range(0, 3);
     in_.backward = chance(30);
 
     ForwardProblem& p = in_.forward;
@@ -264,8 +285,19 @@ public:
     };
     const std::int64_t tq = packed ? total_q : T, tk = packed ? total_k : S;
     p.q = shaped(main(tq, N, H), dt);
-    p.k = shaped(main(tk, K, H), dt);
-    p.v = shaped(main(tk, K, Hv), dt);
+    p.k = paged ? shaped({pages, page_size, K, H}, dt) : shaped(main(tk, K, H), dt);
+    p.v = paged ? shaped({pages, page_size, K, Hv}, dt) : shaped(main(tk, K, Hv), dt);
+    std::vector<std::int64_t> page_ids;
+    if (paged) {
+      e.page_table = shaped({B, slots}, DType::i32);
+      if (chance(85))
+        e.seqlens_k = shaped({B}, DType::i32);
+      for (std::int64_t b = 0; b < B; ++b)
+        k_lens[std::size_t(b)] = range(0, slots * page_size + (chance(10) ? 1 : 0));
+      for (std::int64_t i = 0; i < B * slots; ++i)
+        page_ids.push_back(chance(90) ? range(0, std::max<std::int64_t>(pages - 1, 0))
+                                      : range(-2, pages + 2));
+    }
     p.out = shaped(main(tq, N, Hv), dt);
     if (chance(60))
       e.lse = packed ? shaped({N, total_q}, DType::f32) : shaped({B, N, T}, DType::f32);
@@ -285,7 +317,7 @@ public:
         e.max_seqlen_q = chance(70) ? longest_q : wild();
       if (chance(20))
         e.max_seqlen_k = chance(70) ? longest_k : wild();
-    } else if (padded) {
+    } else if (padded && !paged) {
       e.seqlens_q = shaped({B}, DType::i32);
       if (chance(70))
         e.seqlens_k = shaped({B}, DType::i32);
@@ -330,12 +362,13 @@ public:
                       &bp.dbias,
                       &bp.dsinks})
       mutate(*t);
-    for (Tensor* t : {&e.cu_seqlens_q, &e.cu_seqlens_k, &e.seqlens_q, &e.seqlens_k})
+    for (Tensor* t : {&e.cu_seqlens_q, &e.cu_seqlens_k, &e.seqlens_q, &e.seqlens_k, &e.page_table})
       mutate(*t);
     for (Tensor* t :
          {&p.q, &p.k, &p.v, &e.bias, &e.mask, &e.alibi_slopes, &e.sinks, &e.fp8.descale_q,
           &e.fp8.descale_k, &e.fp8.descale_v, &e.fp8.scale_o, &bp.dout})
       place(*t, false, false);
+    place(e.page_table, false, false, /*read=*/true);
     place(p.out, fwd_outputs, false);
     place(e.lse, fwd_outputs, false);
     place(e.fp8.amax_o, fwd_outputs, false);
@@ -347,6 +380,7 @@ public:
     write_lengths(e.cu_seqlens_k, cu_k);
     write_lengths(e.seqlens_q, q_lens);
     write_lengths(e.seqlens_k, k_lens);
+    write_page_ids(e.page_table, page_ids);
     alias();
     bp.forward = p;
   }

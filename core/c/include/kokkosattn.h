@@ -116,6 +116,10 @@ typedef enum kattn_role {
    * f32 [N] (optional), and their gradient, a backward output like them (optional). */
   KATTN_SINKS = 36,
   KATTN_DSINKS = 37,
+  /* A paged KV cache (docs/semantics.md rule paged_kv): i32 [B, max_pages_per_seq], sequence b's
+   * key j in page page_table[b, j / page_size] of KATTN_K / KATTN_V, which are then
+   * [num_pages, page_size, K, H] / [.., Hv]; needs KATTN_SEQLENS_K; forward only. */
+  KATTN_PAGE_TABLE = 38,
   KATTN_ROLE_RANGE_MIN_ = INT32_MIN,
   KATTN_ROLE_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_role_t;

@@ -73,6 +73,7 @@ constexpr RoleSlot kRoles[] = {
     KATTN_ROLE(KATTN_FP8_AMAX_DP, "fp8.amax_dp", fp8.amax_dp),
     KATTN_ROLE(KATTN_SINKS, "sinks", forward.extras.sinks),
     KATTN_ROLE(KATTN_DSINKS, "dsinks", dsinks),
+    KATTN_ROLE(KATTN_PAGE_TABLE, "page_table", forward.extras.page_table),
 };
 #undef KATTN_ROLE
 
@@ -80,7 +81,7 @@ const RoleSlot& slot_of(kattn_role_t role) {
   for (const RoleSlot& r : kRoles)
     if (r.role == role)
       return r;
-  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_DSINKS), got " +
+  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_PAGE_TABLE), got " +
                         std::to_string(int(role)));
 }
 

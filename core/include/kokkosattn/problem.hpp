@@ -5,6 +5,8 @@
 //   batched: q [B, T, N, H], k [B, S, K, H], v [B, S, K, Hv], out [B, T, N, Hv], lse [B, N, T]
 //   packed varlen (cu_seqlens given): q [Tq_total, N, H], k [Tk_total, K, H],
 //     v [Tk_total, K, Hv], out [Tq_total, N, Hv], lse [N, Tq_total]
+//   paged KV cache (page_table given; q, out, lse batched): k [num_pages, page_size, K, H],
+//     v [num_pages, page_size, K, Hv]; S = max_pages_per_seq * page_size
 #pragma once
 
 #include <cstdint>
@@ -69,7 +71,10 @@ struct Extras {
   Tensor seqlens_k;    // i32 [B]: valid keys per batch (padded batches)
   Tensor cu_seqlens_q; // i32 [B+1]: packed varlen offsets into the token dimension
   Tensor cu_seqlens_k; // i32 [B+1]
-  Tensor lse;          // f32 output of the forward, input of the backward
+  // i32 [B, max_pages_per_seq]: sequence b's key j lives in k/v page page_table[b, j / page_size],
+  // row j % page_size (docs/semantics.md, paged_kv); needs seqlens_k; forward only.
+  Tensor page_table;
+  Tensor lse; // f32 output of the forward, input of the backward
   // Packed varlen only: longest sequence; required when cu_seqlens live in device memory
   // (0 = read it off host-resident cu_seqlens).
   std::int64_t max_seqlen_q = 0;
@@ -124,6 +129,8 @@ struct Dims {
   std::int64_t Hv = 0;           // v/out head dim
   bool packed = false;           // cu_seqlens layout
   bool padded = false;           // seqlens_q/seqlens_k given
+  bool paged = false;            // page_table given: k, v are [num_pages, page_size, ...]
+  std::int64_t page_size = 0;    // paged only: keys per page (k's dim 1)
   double scale = 0.0;            // resolved softmax scale
   double softcap = 0.0;          // resolved: 0 = off (also for caps beyond float's range)
   std::int64_t window_left = -1; // resolved: causal folded in

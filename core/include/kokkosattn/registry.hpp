@@ -30,6 +30,10 @@ public:
   virtual std::string description() const { return {}; }
   // Called only with validated problems; must not touch tensor data, and must be cheap (the
   // auto policy may ask twice per call).
+  // Whether forward() reads k and v through extras.page_table (docs/semantics.md, paged_kv).
+  // Dispatch refuses a paged problem for a backend without it before asking supports(), so a
+  // backend that never heard of page tables cannot misread a paged cache as [B, S, K, H].
+  virtual bool serves_paged_kv() const { return false; }
   virtual Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
   virtual Support supports(const BackwardProblem& p, const Dims& d, const ExecContext& x) const = 0;
   virtual void forward(const ForwardProblem& p, const Dims& d, const ExecContext& x) const = 0;

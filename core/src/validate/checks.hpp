@@ -2,6 +2,7 @@
 //   tensors.cpp  a tensor's storage, shape, strides and memory space; q, k, v, out
 //   options.cpp  option values and what they resolve to in Dims
 //   extras.cpp   the optional tensors: sequence lengths, lse, bias, mask, ALiBi, dbias
+//   paged.cpp    a paged KV cache: the page table, its capacity and the pages it names
 //   aliasing.cpp outputs that alias themselves, each other or an input
 //   fp8.cpp      the FP8 scaling factors and the FP8 backward's gradient dtypes
 //   validate.cpp the order in which a forward and a backward problem meet them
@@ -63,9 +64,9 @@ void check_one_space(const std::vector<NamedTensor>& given);
 void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
                 const std::string& ref_name, bool same_dtype = true);
 
-// q, k, v, out (tensors.cpp): ranks, storage and dtypes; then the sizes they agree on, into d
-// (N, K, H, Hv, and B, T, S unless packed).
-void check_main_layouts(const ForwardProblem& p, bool packed);
+// q, k, v, out (tensors.cpp): ranks, storage and dtypes (by d's layout: packed, paged or
+// batched); then the sizes they agree on, into d (N, K, H, Hv, and B, T, S unless packed).
+void check_main_layouts(const ForwardProblem& p, const Dims& d);
 void main_sizes(const ForwardProblem& p, Dims& d);
 
 // Outputs and memory (aliasing.cpp): an output's own strides, then outputs against the other
@@ -87,6 +88,11 @@ void check_lengths(const ForwardProblem& p, Dims& d);
 void check_extras(const ForwardProblem& p, const Dims& d); // lse, bias, mask, alibi, sinks
 void check_dbias(const BackwardProblem& p);
 void check_dsinks(const BackwardProblem& p);
+
+// A paged KV cache (paged.cpp): the page table's shape and dtype, and S = max_pages_per_seq *
+// page_size (main_sizes calls it); then the page ids the sequences use (host memory only).
+std::int64_t paged_key_capacity(const ForwardProblem& p, const Dims& d);
+void check_page_ids(const ForwardProblem& p, const Dims& d);
 
 // FP8 (fp8.cpp).
 std::vector<NamedTensor> fp8_tensors(const Fp8Scales& f);

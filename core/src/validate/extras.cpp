@@ -123,6 +123,7 @@ Dims varlen_mode(const Extras& e) {
   Dims d;
   d.packed = e.cu_seqlens_q.defined() || e.cu_seqlens_k.defined();
   d.padded = e.seqlens_q.defined() || e.seqlens_k.defined();
+  d.paged = e.page_table.defined();
   if (d.packed && !e.cu_seqlens_q.defined())
     fail("extras.cu_seqlens_q: expected with extras.cu_seqlens_k (packed varlen needs both), got "
          "none");
@@ -134,6 +135,13 @@ Dims varlen_mode(const Extras& e) {
          ": expected not given with extras.cu_seqlens_q/k (padded and packed varlen are "
          "mutually exclusive), got " +
          (e.seqlens_q.defined() ? e.seqlens_q : e.seqlens_k).shape_string());
+  if (d.paged && d.packed)
+    fail("extras.page_table: expected not given with cu_seqlens (a paged KV cache takes batched "
+         "q with extras.seqlens_k), got " +
+         e.page_table.shape_string());
+  if (d.paged && !e.seqlens_k.defined())
+    fail("extras.seqlens_k: expected with extras.page_table (a paged KV cache needs each "
+         "sequence's key count), got none");
   if (!d.packed && (e.max_seqlen_q != 0 || e.max_seqlen_k != 0))
     fail(std::string(e.max_seqlen_q != 0 ? "extras.max_seqlen_q" : "extras.max_seqlen_k") +
          ": expected 0 without cu_seqlens (only packed varlen uses it), got " +
@@ -147,7 +155,8 @@ void check_lengths(const ForwardProblem& p, Dims& d) {
     if (e.seqlens_q.defined())
       check_seqlens(e.seqlens_q, "extras.seqlens_q", d.B, d.T, "T");
     if (e.seqlens_k.defined())
-      check_seqlens(e.seqlens_k, "extras.seqlens_k", d.B, d.S, "S");
+      check_seqlens(e.seqlens_k, "extras.seqlens_k", d.B, d.S,
+                    d.paged ? "S = max_pages_per_seq * page_size" : "S");
     return;
   }
   const Offsets oq = check_cu_seqlens(e.cu_seqlens_q, "extras.cu_seqlens_q", ext(p.q, 0), "total_q",

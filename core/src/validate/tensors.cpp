@@ -163,8 +163,8 @@ void check_like(const Tensor& t, const std::string& name, const Tensor& ref,
   expect_space(t, name, ref.space, ref_name);
 }
 
-void check_main_layouts(const ForwardProblem& p, bool packed) {
-  if (packed) {
+void check_main_layouts(const ForwardProblem& p, const Dims& d) {
+  if (d.packed) {
     const std::string why = " (packed varlen: cu_seqlens given)";
     check_layout(p.q, "q", {"total_q", "N", "H"}, why);
     check_layout(p.k, "k", {"total_k", "K", "H"}, why);
@@ -172,8 +172,14 @@ void check_main_layouts(const ForwardProblem& p, bool packed) {
     check_layout(p.out, "out", {"total_q", "N", "Hv"}, why);
   } else {
     check_layout(p.q, "q", {"B", "T", "N", "H"}, " (or rank 3 [total_q, N, H] with cu_seqlens)");
-    check_layout(p.k, "k", {"B", "S", "K", "H"});
-    check_layout(p.v, "v", {"B", "S", "K", "Hv"});
+    if (d.paged) {
+      const std::string why = " (a paged KV cache: extras.page_table given)";
+      check_layout(p.k, "k", {"num_pages", "page_size", "K", "H"}, why);
+      check_layout(p.v, "v", {"num_pages", "page_size", "K", "Hv"}, why);
+    } else {
+      check_layout(p.k, "k", {"B", "S", "K", "H"});
+      check_layout(p.v, "v", {"B", "S", "K", "Hv"});
+    }
     check_layout(p.out, "out", {"B", "T", "N", "Hv"});
   }
   if (!is_floating(p.q.dtype))
@@ -190,7 +196,16 @@ void main_sizes(const ForwardProblem& p, Dims& d) {
   d.H = ext(p.q, o + 1);
   d.K = ext(p.k, o);
   d.Hv = ext(p.v, o + 1);
-  if (!d.packed) {
+  if (d.paged) {
+    d.B = ext(p.q, 0);
+    d.T = ext(p.q, 1);
+    d.page_size = ext(p.k, 1);
+    expect_extent(p.v, "v", 0, "num_pages", ext(p.k, 0), "k");
+    expect_extent(p.v, "v", 1, "page_size", d.page_size, "k");
+    expect_extent(p.out, "out", 0, "B", d.B, "q");
+    expect_extent(p.out, "out", 1, "T", d.T, "q");
+    d.S = paged_key_capacity(p, d); // (paged.cpp)
+  } else if (!d.packed) {
     d.B = ext(p.q, 0);
     d.T = ext(p.q, 1);
     d.S = ext(p.k, 1);

@@ -31,6 +31,7 @@ std::vector<NamedTensor> forward_tensors(const ForwardProblem& p) {
       {&e.seqlens_k, "extras.seqlens_k"},
       {&e.cu_seqlens_q, "extras.cu_seqlens_q"},
       {&e.cu_seqlens_k, "extras.cu_seqlens_k"},
+      {&e.page_table, "extras.page_table"},
   };
   for (const NamedTensor& n : fp8_tensors(e.fp8))
     all.push_back(n);
@@ -56,10 +57,12 @@ Dims validate_forward(const ForwardProblem& p, bool out_is_output) {
     check_not_half_given(*n.t, n.name);
   check_options(p.options);
   Dims d = varlen_mode(p.extras);
-  check_main_layouts(p, d.packed);
+  check_main_layouts(p, d);
   check_fp8_scales(p);
   main_sizes(p, d);
   check_lengths(p, d);
+  if (d.paged)
+    check_page_ids(p, d);
   check_extras(p, d);
   check_one_space(all);
   if (out_is_output) {
@@ -88,6 +91,10 @@ Dims validate(const BackwardProblem& p) {
   for (const NamedTensor& n : fp8_backward_tensors(p.fp8))
     check_not_half_given(*n.t, n.name);
   const ForwardProblem& f = p.forward;
+  if (f.extras.page_table.defined())
+    fail("extras.page_table: expected not given in a backward problem (a paged KV cache is "
+         "forward-only: decode and prefill; pass contiguous k and v to train), got " +
+         f.extras.page_table.shape_string());
   const Dims d = validate_forward(f, /*out_is_output=*/false);
   const bool fp8 = is_fp8(f.q.dtype); // gradient dtypes: check_fp8_gradient_dtypes
   check_like(p.dout, "dout", f.out, "out", !fp8);
