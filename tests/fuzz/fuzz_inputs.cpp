@@ -215,8 +215,9 @@ public:
   // Row-major [B, slots] ids into an i32 rank-2 table, through its strides (as placed).
   void write_page_ids(const Tensor& t, const std::vector<std::int64_t>& ids) {
     if (t.rank != 2 || t.data == nullptr || t.dtype != DType::i32 || t.stride[0] < 0 ||
-        t.stride[1] < 0)
-      return;
+        t.stride[1] < 0 || t.extent[0] < 0 || t.extent[1] < 0 || t.extent[0] > 64 ||
+        t.extent[1] > 64)
+      return; // (wild extents over a small buffer by zero strides: the fill's bytes stay)
     for (std::int64_t b = 0; b < t.extent[0]; ++b)
       for (std::int64_t s = 0; s < t.extent[1]; ++s) {
         const std::size_t i = std::size_t(b * t.extent[1] + s);
