@@ -23,6 +23,7 @@ struct PagedDecode {
   static constexpr std::int64_t S = page * slots; // 96
   std::int64_t T_ = 1;
   std::vector<std::int32_t> lens = {96, 37, 0};
+  std::int64_t room = 0; // keys past lens the table has pages for (append_kv)
   std::int64_t num_pages = 0;
   std::vector<std::int32_t> table;         // [B, slots], -1 where unused
   std::vector<double> qv, kc, vc;          // logical q; contiguous k and v [B, S, K, H]
@@ -30,10 +31,12 @@ struct PagedDecode {
   Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> page_table;
   Kokkos::View<std::int32_t*, Mem> seqlens_k;
 
-  PagedDecode(std::int64_t t, std::uint64_t seed) : T_(t) {
+  PagedDecode(std::int64_t t, std::uint64_t seed, std::vector<std::int32_t> held = {96, 37, 0},
+              std::int64_t r = 0)
+      : T_(t), lens(std::move(held)), room(r) {
     std::int64_t used = 0;
     for (std::int32_t l : lens)
-      used += (l + page - 1) / page;
+      used += (l + room + page - 1) / page;
     num_pages = used + 2; // two spare pages, full of NaN
     std::vector<std::int32_t> ids(static_cast<std::size_t>(num_pages));
     std::iota(ids.begin(), ids.end(), 0);
@@ -42,7 +45,7 @@ struct PagedDecode {
     table.assign(static_cast<std::size_t>(B * slots), -1);
     std::size_t next = 0;
     for (std::int64_t b = 0; b < B; ++b)
-      for (std::int64_t s = 0; s * page < lens[std::size_t(b)]; ++s)
+      for (std::int64_t s = 0; s * page < lens[std::size_t(b)] + room; ++s)
         table[std::size_t(b * slots + s)] = ids[next++];
 
     q = Tensor4<T, Right, Space>("q", {B, T_, N, H});
@@ -165,5 +168,57 @@ KATTN_FE_TEST("paged KV cache: an out-of-range page id is refused on the host, N
     // Sequence 1's one query sees all 37 keys, page 1 among them; sequence 2 has no keys (0).
     CHECK(any_nan == (b == 1));
     CHECK(all_nan == (b == 1));
+  }
+}
+
+KATTN_FE_TEST(
+    "paged KV cache: a decode step is append_kv then sdpa (paged and contiguous caches)") {
+  const Space exec;
+  constexpr std::int64_t T_new = 2;
+  for (const bool paged : {true, false}) {
+    PagedDecode c(T_new, 60, {94, 37, 0}, T_new);
+    using T = PagedDecode::T;
+    constexpr std::int64_t B = PagedDecode::B, K = PagedDecode::K, H = PagedDecode::H,
+                           S = PagedDecode::S;
+    // The new keys and values: the contiguous ones at positions lens[b], lens[b] + 1.
+    Tensor4<T, Right, Space> kn("k_new", {B, T_new, K, H}), vn("v_new", {B, T_new, K, H});
+    for (auto [t4, src] : {std::pair{&kn, &c.kc}, std::pair{&vn, &c.vc}}) {
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t t = 0; t < T_new; ++t)
+          for (std::int64_t x = 0; x < K * H; ++x)
+            t4->host(std::size_t((b * T_new + t) * K * H + x)) = from_double<T>(
+                (*src)[std::size_t((b * S + c.lens[std::size_t(b)] + t) * K * H + x)]);
+      Kokkos::deep_copy(t4->dev, t4->host);
+    }
+    // A contiguous cache [B, S, K, H] holding the first lens[b] keys (NaN past them).
+    Tensor4<T, Right, Space> kx("k_cache", {B, S, K, H}), vx("v_cache", {B, S, K, H});
+    for (auto [t4, src] : {std::pair{&kx, &c.kc}, std::pair{&vx, &c.vc}}) {
+      Kokkos::deep_copy(t4->host, from_double<T>(std::numeric_limits<double>::quiet_NaN()));
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t j = 0; j < c.lens[std::size_t(b)] * K * H; ++j)
+          t4->host(std::size_t(b * S * K * H + j)) =
+              from_double<T>((*src)[std::size_t(b * S * K * H + j)]);
+      Kokkos::deep_copy(t4->dev, t4->host);
+    }
+    Extras e = c.extras();
+    if (!paged)
+      e.page_table = Tensor();
+    auto& kc = paged ? c.kp : kx;
+    auto& vc = paged ? c.vp : vx;
+    KokkosAttn::append_kv(exec, kn.view(), vn.view(), kc.view(), vc.view(), e);
+    KokkosAttn::sdpa(exec, c.q.view(), kc.view(), vc.view(), c.out.view(), PagedDecode::options(),
+                     e);
+    exec.fence();
+    std::vector<std::int32_t> grown(static_cast<std::size_t>(B));
+    Kokkos::deep_copy(Kokkos::View<std::int32_t*, Kokkos::HostSpace>(grown.data(), B), c.seqlens_k);
+    for (std::int64_t b = 0; b < B; ++b)
+      CHECK(grown[std::size_t(b)] == c.lens[std::size_t(b)] + T_new);
+    for (std::int32_t& l : c.lens)
+      l += static_cast<std::int32_t>(T_new);
+    const std::vector<double> ref = c.reference(); // the contiguous keys with the new lengths
+    const double err = max_diff(c.out.download(), ref);
+    const double tol = tolerance<T>(ref, 2, max_abs(c.vc));
+    INFO((paged ? "paged" : "contiguous") << " cache: err " << err << " tol " << tol);
+    CHECK(err <= tol);
   }
 }

@@ -11,6 +11,7 @@
 
 #include "KokkosAttn_ExecContext.hpp"
 #include "KokkosAttn_Explain.hpp"
+#include "KokkosAttn_KvAppend.hpp"
 #include "KokkosAttn_Plan.hpp"
 #include "KokkosAttn_Sdpa.hpp"
 #include "KokkosAttn_Tensor.hpp"
