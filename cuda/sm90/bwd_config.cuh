@@ -68,13 +68,21 @@ struct BwdConfig {
   static constexpr int kDqWarpBytes = kDqWarpRows * 256;
   static constexpr int kDqBytes = kBlockM * 256;
   static constexpr int kOffDq = kOffDs + 2 * kDsBytes;
+  // Deterministic mode's hand-over buffers (the writer's, bwd_dq_reduce.cuh): at head dim 64 the
+  // staged sum has two, so that the consumers stage a step while the writer still adds the one
+  // before (one cost 16-25% fwd+bwd on an H100: benchmarks/results/
+  // h100-2026-12-07-sm90-bwd-deterministic/); at 128 one (a second 32 KB is past the limit).
+  static constexpr int kDqBuffers = kDet && !kDqSplit ? 2 : 1;
+  // dQ staging slots of kDqBytes: one per consumer warpgroup, the last one's once per buffer.
+  static constexpr int kDqSlots = kConsumerWGs + kDqBuffers - 1;
   // LSE * log2 e, then D, of a step's rows: per consumer warpgroup, per stage.
   static constexpr int kRowBytes = 2 * kBlockM * 4;
-  static constexpr int kOffRows = kOffDq + kConsumerWGs * kDqBytes;
+  static constexpr int kOffRows = kOffDq + kDqSlots * kDqBytes;
   static constexpr int kOffBar = kOffRows + kConsumerWGs * kStages * kRowBytes;
-  // kv_full, q_full[], q_empty[], do_full[], do_empty[]; kDet: dq_full, dq_empty, the CTA's
-  // block ticket (4 bytes of 8) and the staged dQ's job for the writer (DqJob, 24 bytes)
-  static constexpr int kNumBars = 1 + 4 * kStages + (kDet ? 6 : 0);
+  // kv_full, q_full[], q_empty[], do_full[], do_empty[]; kDet: dq_full[2], dq_empty[2], the
+  // CTA's block ticket (4 bytes of 8) and per buffer the staged dQ's job for the writer (DqJob,
+  // 24 bytes in 32)
+  static constexpr int kNumBars = 1 + 4 * kStages + (kDet ? 13 : 0);
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024; // + alignment to 1024
   static_assert(kSmemBytes <= 227 * 1024, "shared memory over the sm_90 limit");
   static_assert(kOffV % 1024 == 0 && kOffQ % 1024 == 0 && kOffDo % 1024 == 0 &&
@@ -86,7 +94,7 @@ struct BwdConfig {
 // Named barriers of the consumers (bwd_consumer.cuh): 1 both warpgroups (tails zeroed), 2 + wg
 // one warpgroup's dS^T rows and row buffers, 4 + wg its first rows, 6 + 2 wg + it % 2 warpgroup
 // wg's dS^T rows for the other's dQ (head dim 128); kDet at head dim 64: 6 warpgroup 0's dQ
-// staged for warpgroup 1 to add.
+// staged for warpgroup 1 to add, 7 warpgroup 1 done reading it (warpgroup 0 may stage again).
 template <class Cfg>
 struct BwdRing {
   std::uint32_t bar;
@@ -101,16 +109,28 @@ struct BwdRing {
   __device__ __forceinline__ std::uint32_t do_empty(int st) const {
     return bar + 8 * (1 + 3 * Cfg::kStages + st);
   }
-  // kDet: the consumers' staged dQ of a step is complete (count: the warps that hand it over)
-  // and the writer is done with it (count 1); one buffer, parity it & 1.
-  __device__ __forceinline__ std::uint32_t dq_full() const {
-    return bar + 8 * (1 + 4 * Cfg::kStages);
+  // kDet: the consumers' staged dQ of a step in hand-over buffer `buf` is complete (count: the
+  // warps that hand it over) and the writer is done with it (count 1). Step it uses buffer
+  // dq_buffer(it) with parity dq_parity(it).
+  __device__ __forceinline__ std::uint32_t dq_full(int buf) const {
+    return bar + 8 * (1 + 4 * Cfg::kStages) + 8 * buf;
   }
-  __device__ __forceinline__ std::uint32_t dq_empty() const { return dq_full() + 8; }
-  __device__ __forceinline__ std::uint32_t ticket() const { return dq_full() + 16; }
-  __device__ __forceinline__ std::uint32_t dq_job() const { return dq_full() + 24; }
-  static_assert((Cfg::kOffBar + 8 * (1 + 4 * Cfg::kStages) + 24) % 16 == 0,
+  __device__ __forceinline__ std::uint32_t dq_empty(int buf) const { return dq_full(2) + 8 * buf; }
+  __device__ __forceinline__ std::uint32_t ticket() const { return dq_full(4); }
+  __device__ __forceinline__ std::uint32_t dq_job(int buf) const { return dq_full(5) + 32 * buf; }
+  static_assert((Cfg::kOffBar + 8 * (1 + 4 * Cfg::kStages) + 40) % 16 == 0,
                 "dq_job: 16-byte aligned stores");
+  static __device__ __forceinline__ int dq_buffer(int it) { return it % Cfg::kDqBuffers; }
+  static __device__ __forceinline__ std::uint32_t dq_parity(int it) {
+    return static_cast<std::uint32_t>(it / Cfg::kDqBuffers) & 1u;
+  }
+  // Warp `warp`'s staged dQ box of consumer warpgroup `wg` in hand-over buffer `buf` (the last
+  // warpgroup's box moves with the buffer; the others' have one).
+  static __device__ __forceinline__ std::uint32_t dq_box(std::uint32_t smem, int wg, int buf,
+                                                         int warp) {
+    const int slot = wg + (wg == Cfg::kConsumerWGs - 1 ? buf : 0);
+    return smem + Cfg::kOffDq + slot * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
+  }
   static __device__ __forceinline__ int stage(int it) { return it % Cfg::kStages; }
   static __device__ __forceinline__ std::uint32_t parity(int it) {
     return static_cast<std::uint32_t>(it / Cfg::kStages) & 1u;

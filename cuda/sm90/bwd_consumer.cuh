@@ -278,11 +278,11 @@ struct BwdConsumer {
   // one before the reduction stalled the step: H200 ncu, 2026-12-03).
   __device__ __forceinline__ void reduce_dq(const float (&dq)[kSRegs], const Step& s) const {
     const int warp = tid / 32;
-    const std::uint32_t box = smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes;
     if constexpr (Cfg::kDet) {
-      hand_dq(dq, s, box);
+      hand_dq(dq, s, warp);
       return;
     }
+    const std::uint32_t box = BwdRing<Cfg>::dq_box(smem, wg, 0, warp);
     if (lane == 0) {
       bulk_wait_read<0>(); // this warp's last reduction has read its box
     }
@@ -296,22 +296,30 @@ struct BwdConsumer {
     }
   }
 
-  // Deterministic mode: dQ staged for the writer (bwd_dq_reduce.cuh), once it is done with the
-  // step before's. Where both warpgroups' dQ cover the same elements (head dim 64, over their own
-  // keys), warpgroup 1 stages the sum, warpgroup 0's first (a fixed order), and hands it over.
+  // Deterministic mode: dQ staged for the writer (bwd_dq_reduce.cuh) in the step's hand-over
+  // buffer, once the writer is done with that buffer's last step. Where both warpgroups' dQ cover
+  // the same elements (head dim 64, over their own keys), warpgroup 0 stages its own (once
+  // warpgroup 1 has read its last one: barrier 7) and warpgroup 1 the sum, warpgroup 0's first (a
+  // fixed order), into the buffer it hands over.
   __device__ __forceinline__ void hand_dq(const float (&dq)[kSRegs], const Step& s,
-                                          std::uint32_t box) const {
+                                          int warp) const {
     static_assert(Cfg::kDqSplit || Cfg::kDqBulk, "the sum of both halves: fragment order only");
-    mbar_wait(ring.dq_empty(), (static_cast<std::uint32_t>(s.it) & 1u) ^ 1u);
+    const int buf = BwdRing<Cfg>::dq_buffer(s.it);
+    const std::uint32_t box = BwdRing<Cfg>::dq_box(smem, wg, buf, warp);
     if constexpr (Cfg::kDqSplit) {
+      mbar_wait(ring.dq_empty(buf), BwdRing<Cfg>::dq_parity(s.it) ^ 1u);
       stage_dq(dq, s, box);
     } else if (wg == 0) {
+      if (s.it > 0) {
+        named_bar_sync(7, Cfg::kConsumerThreads); // warpgroup 1 has read the step before's
+      }
       stage_dq(dq, s, box);
       named_bar_arrive(6, Cfg::kConsumerThreads);
       return;
     } else {
+      mbar_wait(ring.dq_empty(buf), BwdRing<Cfg>::dq_parity(s.it) ^ 1u);
       named_bar_sync(6, Cfg::kConsumerThreads);
-      const std::uint32_t other = box - Cfg::kDqBytes;
+      const std::uint32_t other = BwdRing<Cfg>::dq_box(smem, 0, 0, warp);
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const std::uint32_t at = 16 * (32 * j + lane);
@@ -325,14 +333,17 @@ struct BwdConsumer {
                      "f"(o[3] + dq[4 * j + 3])
                      : "memory");
       }
+      if (s.it + 1 < w.steps) {
+        named_bar_arrive(7, Cfg::kConsumerThreads); // (matched by warpgroup 0's next step)
+      }
     }
     if (wg == Cfg::kConsumerWGs - 1 && tid == 0) {
-      store_dq_job(ring.dq_job(), dq_job_of(a.p, w, s.head, s.m0));
+      store_dq_job(ring.dq_job(buf), dq_job_of(a.p, w, s.head, s.m0));
     }
     fence_proxy_async();
     __syncwarp();
     if (lane == 0) {
-      mbar_arrive(ring.dq_full());
+      mbar_arrive(ring.dq_full(buf));
     }
   }
 

@@ -63,7 +63,7 @@ __device__ __forceinline__ DqJob dq_job_of(const FlashBwdParams& p, const BwdWor
   j.ticket = dq_order_ticket(w.rule, w.n0 / Cfg::kBlockN, Cfg::kBlockN, m0, Cfg::kBlockM);
   return j;
 }
-// The job's 16-byte half first (ring.dq_job() is 16-byte aligned), then the row.
+// The job's 16-byte half first (ring.dq_job(buf) is 16-byte aligned), then the row.
 __device__ __forceinline__ void store_dq_job(std::uint32_t at, const DqJob& j) {
   asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(j.head), "r"(j.boxes),
                "r"(j.slot), "r"(j.ticket)
@@ -87,16 +87,17 @@ __device__ __forceinline__ DqJob load_dq_job(std::uint32_t at) {
 // Deterministic mode: one thread of the producer warpgroup. Per step, once the consumers staged
 // its dQ and job (dq_full), it waits until the tile's counter equals this key block's ticket,
 // adds the boxes, waits for the additions to complete, advances the counter and frees the
-// staging (dq_empty), which the consumers wait for before staging the next step's dQ. At head
-// dim 64 warpgroup 1 stages the sum of both warpgroups' dQ (bwd_consumer.cuh): one addition per
-// key block.
+// staging (dq_empty), which the consumers wait for before staging into that buffer again. At
+// head dim 64 warpgroup 1 stages the sum of both warpgroups' dQ (bwd_consumer.cuh), two buffers
+// in turn: one addition per key block, and a step staged while the writer adds the one before.
 template <class Cfg>
 __device__ __forceinline__ void write_dq_in_order(const BwdArgs& a, std::uint32_t smem, int steps) {
   static_assert(Cfg::kDet);
   const BwdRing<Cfg> ring{smem + Cfg::kOffBar};
   for (int it = 0; it < steps; ++it) {
-    mbar_wait(ring.dq_full(), static_cast<std::uint32_t>(it) & 1u);
-    const DqJob j = load_dq_job(ring.dq_job());
+    const int buf = BwdRing<Cfg>::dq_buffer(it);
+    mbar_wait(ring.dq_full(buf), BwdRing<Cfg>::dq_parity(it));
+    const DqJob j = load_dq_job(ring.dq_job(buf));
     if (j.ticket < 0) {
       __trap(); // a step outside the order would wait forever
     }
@@ -107,15 +108,14 @@ __device__ __forceinline__ void write_dq_in_order(const BwdArgs& a, std::uint32_
     for (int wg = Cfg::kDqSplit ? 0 : 1; wg < Cfg::kConsumerWGs; ++wg) {
 #pragma unroll 1
       for (int warp = 0; warp < j.boxes; ++warp) {
-        issue_dq_box<Cfg>(a, j.head, j.row, wg, warp,
-                          smem + Cfg::kOffDq + wg * Cfg::kDqBytes + warp * Cfg::kDqWarpBytes);
+        issue_dq_box<Cfg>(a, j.head, j.row, wg, warp, BwdRing<Cfg>::dq_box(smem, wg, buf, warp));
       }
     }
     bulk_commit();
     bulk_wait<0>(); // the additions are complete in global memory, not only read
     fence_proxy_async_global();
     release_flag_add(flag, 1);
-    mbar_arrive(ring.dq_empty());
+    mbar_arrive(ring.dq_empty(buf));
   }
 }
 

@@ -45,8 +45,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) bwd_kernel(const __grid_cons
       mbar_init(ring.do_empty(st), consumer_warps);
     }
     if constexpr (Cfg::kDet) {
-      mbar_init(ring.dq_full(), Cfg::kDqSplit ? consumer_warps : consumer_warps / 2);
-      mbar_init(ring.dq_empty(), 1);
+      for (int buf = 0; buf < Cfg::kDqBuffers; ++buf) {
+        mbar_init(ring.dq_full(buf), Cfg::kDqSplit ? consumer_warps : consumer_warps / 2);
+        mbar_init(ring.dq_empty(buf), 1);
+      }
     }
     fence_barrier_init();
   }
