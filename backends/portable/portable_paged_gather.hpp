@@ -2,9 +2,9 @@
 // are gathered from their pages into contiguous [B, S, K, H] / [B, S, K, Hv] scratch in the
 // execution space's memory, then the usual forward runs on it. One place for the attention's
 // arithmetic (the kernels never see a page table) at the price of one copy of the keys that the
-// sequences hold (B * S * K * (H + Hv) elements of scratch, S = max_pages_per_seq * page_size);
-// the decode-speed path is the cuda backend's paged kernel (issue 25). Included only by
-// portable_run_impl.hpp.
+// sequences hold (B * S * K * (H + Hv) elements of scratch, S = max_pages_per_seq * page_size).
+// A correctness path: decode at the bandwidth limit needs a kernel that reads the pages itself
+// (issue 25's cuda split-KV kernel, not written yet). Included only by portable_run_impl.hpp.
 #pragma once
 
 #include <Kokkos_Core.hpp>
