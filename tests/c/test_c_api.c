@@ -80,8 +80,10 @@ static double max_error(const float* got, const double* want) {
   return e;
 }
 
-static void set_qkvo(kattn_problem_t p, float* q, float* k, float* v, float* o) {
-  const int64_t qe[4] = {B, T, N, H}, ke[4] = {B, S, K, H};
+/* q, out [B, T, N, H] and k, v of extents ke (a contiguous [B, S, K, H] cache, or pages). */
+static void set_qkvo_shaped(kattn_problem_t p, float* q, float* k, float* v, float* o,
+                            const int64_t ke[4]) {
+  const int64_t qe[4] = {B, T, N, H};
   CHECK(kattn_problem_set_tensor(p, KATTN_Q, q, KATTN_F32, 4, qe, NULL, KATTN_MEMORY_HOST) ==
         KATTN_OK);
   CHECK(kattn_problem_set_tensor(p, KATTN_K, k, KATTN_F32, 4, ke, NULL, KATTN_MEMORY_HOST) ==
@@ -90,6 +92,11 @@ static void set_qkvo(kattn_problem_t p, float* q, float* k, float* v, float* o) 
         KATTN_OK);
   CHECK(kattn_problem_set_tensor(p, KATTN_OUT, o, KATTN_F32, 4, qe, NULL, KATTN_MEMORY_HOST) ==
         KATTN_OK);
+}
+
+static void set_qkvo(kattn_problem_t p, float* q, float* k, float* v, float* o) {
+  const int64_t ke[4] = {B, S, K, H};
+  set_qkvo_shaped(p, q, k, v, o, ke);
 }
 
 int main(void) {
@@ -258,16 +265,8 @@ int main(void) {
           }
       }
     kattn_problem_t pp = NULL;
-    const int64_t qe[4] = {B, T, N, H};
     CHECK(kattn_problem_create(&pp) == KATTN_OK);
-    CHECK(kattn_problem_set_tensor(pp, KATTN_Q, q, KATTN_F32, 4, qe, NULL, KATTN_MEMORY_HOST) ==
-          KATTN_OK);
-    CHECK(kattn_problem_set_tensor(pp, KATTN_K, kc, KATTN_F32, 4, ce, NULL, KATTN_MEMORY_HOST) ==
-          KATTN_OK);
-    CHECK(kattn_problem_set_tensor(pp, KATTN_V, vc, KATTN_F32, 4, ce, NULL, KATTN_MEMORY_HOST) ==
-          KATTN_OK);
-    CHECK(kattn_problem_set_tensor(pp, KATTN_OUT, o3, KATTN_F32, 4, qe, NULL, KATTN_MEMORY_HOST) ==
-          KATTN_OK);
+    set_qkvo_shaped(pp, q, kc, vc, o3, ce);
     CHECK(kattn_problem_set_tensor(pp, KATTN_PAGE_TABLE, table, KATTN_I32, 2, te, NULL,
                                    KATTN_MEMORY_HOST) == KATTN_OK);
     CHECK(kattn_problem_set_tensor(pp, KATTN_SEQLENS_K, (void*)lens, KATTN_I32, 1, le, NULL,

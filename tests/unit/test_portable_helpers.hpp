@@ -75,9 +75,9 @@ struct ForwardErrors {
   double out = 0, lse = 0;
 };
 
-// Runs the portable forward on `ctx` with poisoned outputs; returns the errors against truth.
-inline ForwardErrors run_portable_forward(Attn& lo, const ExecContext& ctx, const Truth& truth) {
-  const ForwardProblem p = lo.forward_problem();
+// Runs the portable forward of p (lo's problem, or one reading lo's outputs) on `ctx` with lo's
+// outputs poisoned first.
+inline void run_portable_on(Attn& lo, const ForwardProblem& p, const ExecContext& ctx) {
   const Dims d = validate(p);
   poison(lo.out.view);
   poison(lo.lse.view());
@@ -85,6 +85,11 @@ inline ForwardErrors run_portable_forward(Attn& lo, const ExecContext& ctx, cons
   INFO("portable support: ", s.reason);
   REQUIRE(s.ok);
   portable_backend().forward(p, d, ctx);
+}
+
+// Runs the portable forward on `ctx` with poisoned outputs; returns the errors against truth.
+inline ForwardErrors run_portable_forward(Attn& lo, const ExecContext& ctx, const Truth& truth) {
+  run_portable_on(lo, lo.forward_problem(), ctx);
   const std::vector<double> out = lo.out_values();
   CHECK(std::none_of(out.begin(), out.end(), [](double x) { return std::isnan(x); }));
   ForwardErrors e;

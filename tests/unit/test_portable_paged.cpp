@@ -18,16 +18,10 @@ using namespace kattn::test;
 
 namespace {
 
-// Poisoned outputs, then portable's forward of p on ctx; returns out and lse.
+// Poisoned outputs, then portable's forward of p on ctx (run_portable_on); returns out and lse.
 std::pair<std::vector<double>, std::vector<double>> run_portable(Attn& a, const ForwardProblem& p,
                                                                  const ExecContext& ctx) {
-  const Dims d = validate(p);
-  poison(a.out.view);
-  poison(a.lse.view());
-  const Support s = portable_backend().supports(p, d, ctx);
-  INFO("portable support: ", s.reason);
-  REQUIRE(s.ok);
-  portable_backend().forward(p, d, ctx);
+  run_portable_on(a, p, ctx);
   return {a.out_values(), a.lse_values()};
 }
 
