@@ -6,6 +6,7 @@ parallel and a change to one configuration rebuilds one file:
   cuda/sm80/inst/fwd_<f32|f32tf32|f64>_h<hd>.cu  the f32 (3xTF32; TF32 when permitted) and f64
                                              forward, WIDE_HEAD_DIMS
   cuda/sm80/inst/bwd_<dtype>_h<hd>.cu        the backward, one per dtype x BWD_HEAD_DIMS
+  cuda/decode/inst/decode_<dtype>_h<hd>.cu   the split-KV decode kernel, one per dtype x head dim
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>.cu  one per dtype x tile configuration (TILES)
   cuda/sm90/inst/sm90_fwd_<dtype>_<tile>_seq.cu  sequence-major q/k/v (SEQ_MAJOR_TILES)
   cuda/sm90/inst/instances.hpp               their launchers' declarations
@@ -69,6 +70,17 @@ def write_sm80():
                 f"// {GENERATED}: sm80 backward, {name}, head dim {hd}.\n"
                 f'#include "sm80/bwd_launch.cuh"\n\n'
                 f"KATTN_SM80_INSTANTIATE_BWD({elem}, {hd})\n")
+
+
+def write_decode():
+    out = HERE / "decode" / "inst"
+    out.mkdir(exist_ok=True)
+    for name, elem in DTYPES.items():
+        for hd in HEAD_DIMS:
+            (out / f"decode_{name}_h{hd}.cu").write_text(
+                f"// {GENERATED}: decode kernel, {name}, head dim {hd}.\n"
+                f'#include "decode/decode_launch.cuh"\n\n'
+                f"KATTN_DECODE_INSTANTIATE({elem}, {hd})\n")
 
 
 def check_tile_choices():
@@ -188,5 +200,6 @@ def write_sm90_bwd():
 
 
 write_sm80()
+write_decode()
 write_sm90()
 write_sm90_bwd()

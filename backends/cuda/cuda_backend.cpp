@@ -38,9 +38,12 @@ class CudaBackend final : public BackendImpl {
 public:
   Backend id() const override { return Backend::cuda; }
   std::string description() const override {
-    return "hand-written flash attention, forward and backward: " + cuda_kernels::built_families();
+    return "hand-written flash attention, forward and backward: " + cuda_kernels::built_families() +
+           "; a split-KV decode kernel (paged KV)";
   }
 
+  // The decode kernel reads paged caches (cuda/decode/); the flash families refuse them.
+  bool serves_paged_kv() const override { return true; }
   Support supports(const ForwardProblem& p, const Dims& d, const ExecContext& x) const override {
     const FlashParamsResult made = params_of(p, d, x);
     if (!made.ok())

@@ -1,5 +1,6 @@
 #include "gpu_common/flash_params.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -102,6 +103,14 @@ std::string refusal(const ForwardProblem& p, const Dims& d, MemorySpace memory,
       return std::string(name) + ": expected a contiguous tensor, got stride " +
              std::to_string(t->stride[0]);
   }
+  if (e.page_table.defined()) { // i32 [B, max_pages_per_seq] (validated), rows read as int arrays
+    if (e.page_table.space != memory)
+      return "extras.page_table: expected " + mem + " memory, got " +
+             str(to_string(e.page_table.space));
+    if (e.page_table.extent[1] > 1 && e.page_table.stride[1] != 1)
+      return "extras.page_table: expected contiguous rows (stride 1 along the pages), got stride " +
+             std::to_string(e.page_table.stride[1]);
+  }
   if (e.bias.defined())
     return "additive bias not implemented " + str(who);
   if (e.mask.defined())
@@ -171,6 +180,14 @@ FlashParamsResult make_flash_params(const ForwardProblem& p, const Dims& d, Memo
     f.cu_seqlens_k = static_cast<const int*>(e.cu_seqlens_k.data);
     f.total_q = p.q.extent[0];
     f.total_k = p.k.extent[0];
+  }
+  if (d.paged) { // k, v [num_pages, page_size, K, H|Hv]: strides_of gave the page stride as batch
+    f.page_table = static_cast<const int*>(e.page_table.data);
+    f.page_table_stride = e.page_table.extent[0] > 1 ? e.page_table.stride[0] : 0;
+    f.page_size = static_cast<int>(d.page_size); // <= S < 2^30 (below)
+    // Page ids are i32: pages past INT_MAX cannot be named, so the count saturates there.
+    f.num_pages =
+        static_cast<int>(std::min<std::int64_t>(p.k.extent[0], std::numeric_limits<int>::max()));
   }
   f.seqlens_q = static_cast<const int*>(e.seqlens_q.data);
   f.seqlens_k = static_cast<const int*>(e.seqlens_k.data);

@@ -82,7 +82,7 @@ std::string unsupported_reason(const FlashFwdParams& p) {
                                                               : 8; // 16 bytes
   for (const std::string& why :
        {unit_dim_stride_limit(p), access_limit(p, 16, chunk_elems, "16-byte cp.async rows"),
-        varlen_limit(p), heads_limit(p), grid_limit(p)})
+        varlen_limit(p), paged_limit(p, "the sm80 kernels"), heads_limit(p), grid_limit(p)})
     if (!why.empty())
       return why;
   const int need = smem_bytes(p.dtype, p.H), have = device_smem_optin();

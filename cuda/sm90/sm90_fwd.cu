@@ -202,7 +202,8 @@ std::string unsupported_reason(const FlashFwdParams& p) {
     return "head dim " + std::to_string(p.H) + ": sm90 kernels exist for 64, 128 and 256";
   }
   for (const std::string& why :
-       {heads_limit(p), varlen_limit(p), access_limit(p, 16, 2, "TMA; 4-byte output stores")}) {
+       {heads_limit(p), varlen_limit(p), paged_limit(p, "the sm90 kernels"),
+        access_limit(p, 16, 2, "TMA; 4-byte output stores")}) {
     if (!why.empty()) {
       return why;
     }

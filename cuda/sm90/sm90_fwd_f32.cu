@@ -38,8 +38,9 @@ std::string f32_unsupported_reason(const FlashFwdParams& p) {
   if (p.H != F32Cfg::kHeadDim || p.Hv != F32Cfg::kHeadDim)
     return "head dim: the sm90 fp32 kernel is built for 128 (q/k and v), got H " +
            std::to_string(p.H) + ", Hv " + std::to_string(p.Hv);
-  for (const std::string& why : {heads_limit(p), varlen_limit(p), unit_dim_stride_limit(p),
-                                 access_limit(p, 4, 1, "fp32 elements")})
+  for (const std::string& why :
+       {heads_limit(p), varlen_limit(p), paged_limit(p, "the sm90 fp32 kernel"),
+        unit_dim_stride_limit(p), access_limit(p, 4, 1, "fp32 elements")})
     if (!why.empty())
       return why;
   if (p.cu_seqlens_q != nullptr)

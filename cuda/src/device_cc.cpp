@@ -41,8 +41,8 @@ DeviceAndForce device_and_force() {
     return d;
   const char* env = std::getenv("KOKKOSATTN_CUDA_KERNEL");
   d.forced = env ? env : "";
-  if (!d.forced.empty() && d.forced != "sm80" && d.forced != "sm90")
-    d.why = "KOKKOSATTN_CUDA_KERNEL=" + d.forced + ": expected sm80 or sm90";
+  if (!d.forced.empty() && d.forced != "sm80" && d.forced != "sm90" && d.forced != "decode")
+    d.why = "KOKKOSATTN_CUDA_KERNEL=" + d.forced + ": expected sm80, sm90 or decode";
   return d;
 }
 

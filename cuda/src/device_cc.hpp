@@ -11,7 +11,7 @@ namespace kattn::cuda_kernels {
 
 struct DeviceAndForce {
   int cc = 0;         // major * 10 + minor
-  std::string forced; // "", "sm80" or "sm90"
+  std::string forced; // "", "sm80", "sm90" or "decode" (forward only)
   std::string why;    // non-empty: no kernel can run (no device, or a bad KOKKOSATTN_CUDA_KERNEL)
 };
 DeviceAndForce device_and_force();

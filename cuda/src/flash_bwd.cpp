@@ -87,6 +87,9 @@ KernelChoice choose_bwd_kernel(const FlashBwdParams& p) {
   const DeviceAndForce d = device_and_force();
   if (!d.why.empty())
     return no_kernel(d.why);
+  if (d.forced == "decode")
+    return no_kernel(
+        "decode (forced by KOKKOSATTN_CUDA_KERNEL): the decode kernel is forward only");
   std::string r90 = "opt-in (KOKKOSATTN_CUDA_KERNEL=sm90) until verified on a device";
   if (d.forced == "sm90" || (d.forced.empty() && kSm90BackwardVerified)) {
     r90 = sm90_bwd_reason(p, d.cc);

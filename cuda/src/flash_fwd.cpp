@@ -4,10 +4,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "decode/decode.hpp"
 #include "device_cc.hpp"
+#include "kattn_kernels/params_limits.hpp"
 #include "sm80/sm80_fwd.hpp"
 #ifdef KATTN_HAVE_SM90
 #include "sm90/sm90_fwd.hpp"
@@ -36,15 +39,53 @@ std::string sm80_reason(const FlashFwdParams& p, int cc) {
   return sm80::unsupported_reason(p);
 }
 
+std::string decode_reason(const FlashFwdParams& p, int cc) {
+  if (cc < 80)
+    return "the decode kernel needs compute capability >= 8.0 (mma.sync bf16, cp.async), got " +
+           std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+  return decode::unsupported_reason(p);
+}
+
 KernelChoice pick(KernelFamily f, const FlashFwdParams& p) {
   KernelChoice c;
   c.family = f;
+  if (f == KernelFamily::decode) {
+    c.name = decode::kernel_name(p);
+    return c;
+  }
 #ifdef KATTN_HAVE_SM90
   c.name = f == KernelFamily::sm90 ? sm90::kernel_name(p) : sm80::kernel_name(p);
 #else
   c.name = sm80::kernel_name(p);
 #endif
   return c;
+}
+
+// The decode kernel where it is forced, where the cache is paged (no other kernel reads one) or
+// where auto prefers it; nullopt: ask the flash families.
+std::optional<KernelChoice> decode_choice(const FlashFwdParams& p, int cc,
+                                          const std::string& forced) {
+  const bool paged = p.page_table != nullptr;
+  if (forced != "decode" && !(forced.empty() && decode::auto_takes(p)) && !paged)
+    return std::nullopt;
+  if (paged && !forced.empty() && forced != "decode")
+    return no_kernel(forced + " (forced by KOKKOSATTN_CUDA_KERNEL): " +
+                     paged_limit(p, ("the " + forced + " kernels").c_str()));
+  if (forced.empty() && !kDecodeVerified) {
+    if (paged)
+      return no_kernel(
+          "paged KV cache: the decode kernel is opt-in (KOKKOSATTN_CUDA_KERNEL=decode) "
+          "until verified on a device");
+    return std::nullopt;
+  }
+  const std::string why = decode_reason(p, cc);
+  if (why.empty())
+    return pick(KernelFamily::decode, p);
+  if (forced == "decode")
+    return no_kernel("decode (forced by KOKKOSATTN_CUDA_KERNEL): " + why);
+  if (paged)
+    return no_kernel("decode: " + why);
+  return std::nullopt; // auto: the flash families may still serve it
 }
 
 // Whether auto takes the sm90 family where it serves p: always, except f32 problems below the
@@ -66,6 +107,8 @@ KernelChoice choose_kernel(const FlashFwdParams& p) {
     return no_kernel(d.why);
   const int cc = d.cc;
   const std::string& forced = d.forced;
+  if (std::optional<KernelChoice> c = decode_choice(p, cc, forced))
+    return *c;
   if (forced != "sm80") {
     const std::string r90 = sm90_reason(p, cc);
     if (r90.empty() && (forced == "sm90" || sm90_auto(p)))
@@ -94,6 +137,9 @@ std::string built_families() {
 void flash_fwd(const FlashFwdParams& p, CUstream_st* stream) {
   const KernelChoice c = choose_kernel(p);
   switch (c.family) {
+  case KernelFamily::decode:
+    decode::run(p, stream);
+    return;
   case KernelFamily::sm80:
     sm80::run(p, stream);
     return;

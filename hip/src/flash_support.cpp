@@ -22,8 +22,9 @@ FlashSupport supports(const FlashFwdParams& p) {
               " Hv=" + std::to_string(p.Hv));
   if (p.B < 0 || p.T < 0 || p.S < 0)
     return no("sizes: expected B, T, S >= 0");
-  for (std::string why : {unit_dim_stride_limit(p), access_limit(p, 8, 4, "64-bit loads"),
-                          heads_limit(p), grid_limit(p), varlen_limit(p)})
+  for (std::string why :
+       {unit_dim_stride_limit(p), access_limit(p, 8, 4, "64-bit loads"), heads_limit(p),
+        grid_limit(p), varlen_limit(p), paged_limit(p, "the hip kernels")})
     if (!why.empty())
       return no(std::move(why));
   if (!(p.scale > 0.f) || p.softcap < 0.f)

@@ -74,6 +74,18 @@ struct FlashFwdParams {
   int window_right = -1;
   bool bottom_right = false;
 
+  // Paged KV cache (extras.page_table, docs/semantics.md paged_kv; only the decode kernel reads
+  // it, params_limits.hpp's paged_limit keeps the other kernels off): k and v are then
+  // [num_pages, page_size, K, H|Hv] with k/v_batch_stride the page stride, and key j of
+  // sequence b lives in page page_table[b * page_table_stride + j / page_size], row
+  // j % page_size. seqlens_k is given and S = max_pages_per_seq * page_size. An id outside
+  // [0, num_pages) is never read: its keys are NaN, its values 0 (a device-resident table
+  // cannot be checked on the host).
+  const int* page_table = nullptr;
+  std::int64_t page_table_stride = 0;
+  int page_size = 0;
+  int num_pages = 0;
+
   // f32 only: the products may round their operands to TF32 (one TF32 MMA instead of the 3xTF32
   // split; options.allow_tf32).
   bool tf32 = false;

@@ -52,6 +52,15 @@ inline std::string varlen_limit(const FlashFwdParams& p) {
   return {};
 }
 
+// A paged KV cache is read by the decode kernel only (cuda/decode/); `who` names the kernels
+// that refuse it.
+inline std::string paged_limit(const FlashFwdParams& p, const char* who) {
+  if (p.page_table == nullptr)
+    return {};
+  return std::string("paged KV cache (extras.page_table): not read by ") + who +
+         " (the decode kernel serves it)";
+}
+
 // One block per (query block, head, batch): gridDim.y and .z are at most 65535.
 // Every side non-empty: a zero-sized grid is a launch error (the backends refuse empty sides
 // before any kernel is asked; this keeps a direct caller of a family's backward from one).
