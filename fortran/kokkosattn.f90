@@ -50,7 +50,9 @@ module kokkosattn
     ! attention sinks: real(c_float) [N], and their gradient (backward output)
     KATTN_SINKS = 36, KATTN_DSINKS = 37, &
     ! a paged KV cache: integer(c_int32_t) [B, max_pages_per_seq] (docs/semantics.md, paged_kv)
-    KATTN_PAGE_TABLE = 38
+    KATTN_PAGE_TABLE = 38, &
+    ! kattn_append_kv's new keys and values, [B, T_new, K, H] / [.., Hv] (C order)
+    KATTN_K_NEW = 39, KATTN_V_NEW = 40
   ! kattn_backend_t
   integer(c_int), parameter, public :: KATTN_BACKEND_AUTO = 0, KATTN_BACKEND_REFERENCE = 1, &
     KATTN_BACKEND_NAIVE = 2, KATTN_BACKEND_PORTABLE = 3, KATTN_BACKEND_CUDNN = 4, &
@@ -72,6 +74,7 @@ module kokkosattn
     kattn_set_alignment, kattn_set_dropout, kattn_set_deterministic, kattn_set_backend, &
     kattn_set_max_seqlens, kattn_set_layout_copies, kattn_set_allow_tf32
   public :: kattn_forward, kattn_backward, kattn_explain, kattn_selected_backend, kattn_synchronize
+  public :: kattn_append_kv
   public :: kattn_plan_create, kattn_plan_execute, kattn_plan_backend, kattn_plan_destroy
   public :: kattn_plan_create_backward, kattn_plan_execute_backward
 
@@ -174,6 +177,10 @@ module kokkosattn
       integer(c_int), value :: x
     end function
     integer(c_int) function c_forward(problem, stream) bind(C, name="kattn_forward")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: problem, stream
+    end function
+    integer(c_int) function c_append_kv(problem, stream) bind(C, name="kattn_append_kv")
       import :: c_int, c_ptr
       type(c_ptr), value :: problem, stream
     end function
@@ -518,6 +525,17 @@ contains
     integer, intent(out), optional :: stat
     character(len=*), intent(inout), optional :: errmsg
     call finish(c_forward(problem%handle, or_null(stream)), stat, errmsg)
+  end subroutine
+
+  ! A decode step's keys: KATTN_K_NEW / KATTN_V_NEW appended into the cache KATTN_K / KATTN_V
+  ! (paged by KATTN_PAGE_TABLE when set) at seqlens_k + t, then KATTN_SEQLENS_K grows by T_new;
+  ! then kattn_forward on the same problem attends. Enqueued on `stream` for device memory.
+  subroutine kattn_append_kv(problem, stream, stat, errmsg)
+    type(kattn_problem), intent(in) :: problem
+    type(c_ptr), intent(in), optional :: stream
+    integer, intent(out), optional :: stat
+    character(len=*), intent(inout), optional :: errmsg
+    call finish(c_append_kv(problem%handle, or_null(stream)), stat, errmsg)
   end subroutine
 
   ! Waits for the work enqueued on `stream` (absent: the default stream) for memory of that kind

@@ -277,6 +277,43 @@ int main(void) {
     poison_out(o3);
     CHECK(kattn_forward(pp, NULL) == KATTN_OK);
     CHECK(max_error(o3, want) <= 1e-5);
+
+    /* A decode step: the cache holds S - 1 keys (the last row NaN), kattn_append_kv writes key
+     * S - 1 of each sequence from KATTN_K_NEW / KATTN_V_NEW [B, 1, K, H] and grows seqlens_k to
+     * S; the forward then sees the full cache. A k_new of another dtype is refused, nothing
+     * written (seqlens_k unchanged). */
+    {
+      static float kn[B * K * H], vn[B * K * H];
+      static double kn64[B * K * H];
+      int32_t held[B] = {S - 1, S - 1};
+      const int64_t ne[4] = {B, 1, K, H};
+      for (int b = 0; b < B; ++b) {
+        const int page = table[b * SLOTS + (S - 1) / PS], row = (S - 1) % PS;
+        for (int x = 0; x < K * H; ++x) {
+          kn[b * K * H + x] = k[(b * S + S - 1) * K * H + x];
+          vn[b * K * H + x] = v[(b * S + S - 1) * K * H + x];
+          kc[(page * PS + row) * K * H + x] = vc[(page * PS + row) * K * H + x] = NAN;
+        }
+      }
+      CHECK(kattn_problem_set_tensor(pp, KATTN_SEQLENS_K, held, KATTN_I32, 1, le, NULL,
+                                     KATTN_MEMORY_HOST) == KATTN_OK);
+      CHECK(kattn_problem_set_tensor(pp, KATTN_K_NEW, kn64, KATTN_F64, 4, ne, NULL,
+                                     KATTN_MEMORY_HOST) == KATTN_OK);
+      CHECK(kattn_problem_set_tensor(pp, KATTN_V_NEW, vn, KATTN_F32, 4, ne, NULL,
+                                     KATTN_MEMORY_HOST) == KATTN_OK);
+      CHECK(kattn_append_kv(pp, NULL) == KATTN_ERROR_INVALID_ARGUMENT);
+      CHECK(strstr(kattn_last_error(), "k_new") != NULL);
+      CHECK(held[0] == S - 1 && held[1] == S - 1);
+      CHECK(kattn_problem_set_tensor(pp, KATTN_K_NEW, kn, KATTN_F32, 4, ne, NULL,
+                                     KATTN_MEMORY_HOST) == KATTN_OK);
+      CHECK(kattn_append_kv(pp, NULL) == KATTN_OK);
+      CHECK(held[0] == S && held[1] == S);
+      poison_out(o3);
+      CHECK(kattn_forward(pp, NULL) == KATTN_OK);
+      CHECK(max_error(o3, want) <= 1e-5);
+      CHECK(kattn_problem_set_tensor(pp, KATTN_SEQLENS_K, (void*)lens, KATTN_I32, 1, le, NULL,
+                                     KATTN_MEMORY_HOST) == KATTN_OK);
+    }
     CHECK(kattn_problem_set_backend(pp, KATTN_BACKEND_NAIVE) == KATTN_OK);
     poison_out(o3);
     CHECK(kattn_forward(pp, NULL) == KATTN_ERROR_UNSUPPORTED);

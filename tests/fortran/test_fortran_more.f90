@@ -1,8 +1,8 @@
 ! The Fortran module on the rest of what simulation codes call (host arrays, f32): GQA (two
 ! query heads per key/value head), packed varlen (two sequences in one token dimension, rank-3
 ! arrays (H, heads, tokens) and int32 offsets), and the backward: dq against central finite
-! differences of sum(dout * out) computed here in double, and the portable backend's dq, dk, dv
-! against the reference backend's.
+! differences of sum(dout * out) computed here in double, the portable backend's dq, dk, dv
+! against the reference backend's, and a decode step's kattn_append_kv into a KV cache.
 program test_fortran_more
   use, intrinsic :: iso_c_binding
   use kokkosattn
@@ -13,6 +13,8 @@ program test_fortran_more
   real(c_float), target :: po(H, N, L1 + L2)
   real(c_float), target :: dout(H, N, T, 1), dq(H, N, T, 1), dk(H, KV, T, 1), dv(H, KV, T, 1)
   real(c_float), target :: dq2(H, N, T, 1), dk2(H, KV, T, 1), dv2(H, KV, T, 1)
+  real(c_float), target :: kc(H, KV, T, 1), vc(H, KV, T, 1), kn(H, KV, 1, 1), vn(H, KV, 1, 1)
+  integer(c_int32_t), target :: held(1)
   integer(c_int32_t), target :: cu(3) = [0, L1, L1 + L2]
   real(c_double) :: want(H, N, T), pwant(H, N, L1 + L2)
   type(kattn_problem) :: p
@@ -107,6 +109,31 @@ program test_fortran_more
   call attention(pq(:, :, L1 + 1:), pk(:, :, L1 + 1:), pv(:, :, L1 + 1:), L2, L2, &
                  pwant(:, :, L1 + 1:))
   call check(maxval(abs(po - pwant)) <= 1e-5, "packed varlen forward")
+  call kattn_problem_destroy(p)
+
+  ! A decode step: the cache holds T - 1 keys (the last poisoned), kattn_append_kv writes key T
+  ! from KATTN_K_NEW / KATTN_V_NEW and grows seqlens_k; the forward then matches the full one.
+  kc = k
+  vc = v
+  kc(:, :, T, 1) = poison
+  vc(:, :, T, 1) = poison
+  kn(:, :, 1, 1) = k(:, :, T, 1)
+  vn(:, :, 1, 1) = v(:, :, T, 1)
+  held = T - 1
+  call kattn_problem_create(p)
+  call kattn_set_array(p, KATTN_Q, q)
+  call kattn_set_array(p, KATTN_K, kc)
+  call kattn_set_array(p, KATTN_V, vc)
+  call kattn_set_array(p, KATTN_OUT, o)
+  call kattn_set_array(p, KATTN_SEQLENS_K, held)
+  call kattn_set_array(p, KATTN_K_NEW, kn)
+  call kattn_set_array(p, KATTN_V_NEW, vn)
+  call kattn_append_kv(p)
+  call check(held(1) == T .and. all(kc == k) .and. all(vc == v), "append_kv into the cache")
+  o = poison
+  call kattn_forward(p)
+  call attention(q(:, :, :, 1), k(:, :, :, 1), v(:, :, :, 1), T, T, want)
+  call check(maxval(abs(o(:, :, :, 1) - want)) <= 1e-5, "forward after append_kv")
   call kattn_problem_destroy(p)
 
   call kattn_finalize()

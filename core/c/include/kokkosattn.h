@@ -120,6 +120,10 @@ typedef enum kattn_role {
    * key j in page page_table[b, j / page_size] of KATTN_K / KATTN_V, which are then
    * [num_pages, page_size, K, H] / [.., Hv]; needs KATTN_SEQLENS_K; forward only. */
   KATTN_PAGE_TABLE = 38,
+  /* kattn_append_kv's inputs: a decode step's new keys and values, [B, T_new, K, H] and
+   * [B, T_new, K, Hv], appended into KATTN_K / KATTN_V (the cache). */
+  KATTN_K_NEW = 39,
+  KATTN_V_NEW = 40,
   KATTN_ROLE_RANGE_MIN_ = INT32_MIN,
   KATTN_ROLE_RANGE_MAX_ = INT32_MAX /* (*) */
 } kattn_role_t;
@@ -184,6 +188,12 @@ kattn_status_t kattn_problem_set_allow_tf32(kattn_problem_t problem, int allow);
 /* Runs: out (and lse) from q, k, v; dq, dk, dv (and dbias) from dout. */
 kattn_status_t kattn_forward(kattn_problem_t problem, void* stream);
 kattn_status_t kattn_backward(kattn_problem_t problem, void* stream);
+/* A decode step's keys (docs/semantics.md, paged_kv): KATTN_K_NEW and KATTN_V_NEW written into
+ * the cache KATTN_K / KATTN_V (paged through KATTN_PAGE_TABLE when set, else [B, S, K, H|Hv])
+ * at positions seqlens_k[b] + t, then KATTN_SEQLENS_K (required) grows by T_new, on `stream`.
+ * A decode step is kattn_append_kv then kattn_forward on the same problem. Bad input (no room,
+ * pages missing, dtypes, aliasing) is refused with nothing written. */
+kattn_status_t kattn_append_kv(kattn_problem_t problem, void* stream);
 /* Waits until the work enqueued on `stream` (NULL: the default stream) for memory of the given
  * kind has finished: for callers without a runtime API of their own (Fortran with OpenMP
  * offload). Host memory: Kokkos' default host execution space is fenced. Unsupported where the

@@ -3,6 +3,7 @@
 // are those of the C++ API. Problems: c_api_problem.cpp; plans: c_api_plan.cpp.
 #include "kokkosattn.h"
 
+#include <KokkosAttn_KvAppend.hpp>
 #include <KokkosAttn_Sdpa.hpp>
 
 #include <algorithm>
@@ -90,6 +91,19 @@ kattn_status_t kattn_forward(kattn_problem_t problem, void* stream) {
     kattn::c_api::on_memory(
         p.q.space, stream, [&](const auto& exec) { KokkosAttn::sdpa(exec, p); },
         [&](const kattn::ExecContext& x) { kattn::run_forward(kattn::default_registry(), p, x); });
+  });
+}
+
+kattn_status_t kattn_append_kv(kattn_problem_t problem, void* stream) {
+  return guarded("kattn_append_kv", [&] {
+    const kattn::KvAppend a = kattn::c_api::handle_of(problem).kv_append();
+    kattn::c_api::on_memory(
+        a.k_cache.space, stream, [&](const auto& exec) { KokkosAttn::append_kv(exec, a); },
+        [&](const kattn::ExecContext&) {
+          throw kattn::Unsupported("k: this library's Kokkos has no execution space for " +
+                                   std::string(kattn::to_string(a.k_cache.space)) +
+                                   " memory, which kattn_append_kv's copy runs on");
+        });
   });
 }
 

@@ -28,11 +28,15 @@ static_assert(KATTN_ALIGN_TOP_LEFT == int(Alignment::top_left) &&
 struct RoleSlot {
   kattn_role_t role;
   const char* name;
-  Tensor& (*of)(BackwardProblem&);
+  Tensor& (*of)(kattn_problem_s&);
 };
 #define KATTN_ROLE(r, n, member)                                                                   \
   RoleSlot {                                                                                       \
-    r, n, [](BackwardProblem& p) -> Tensor& { return p.member; }                                   \
+    r, n, [](kattn_problem_s& h) -> Tensor& { return h.p.member; }                                 \
+  }
+#define KATTN_HANDLE_ROLE(r, n, member)                                                            \
+  RoleSlot {                                                                                       \
+    r, n, [](kattn_problem_s& h) -> Tensor& { return h.member; }                                   \
   }
 constexpr RoleSlot kRoles[] = {
     KATTN_ROLE(KATTN_Q, "q", forward.q),
@@ -74,14 +78,17 @@ constexpr RoleSlot kRoles[] = {
     KATTN_ROLE(KATTN_SINKS, "sinks", forward.extras.sinks),
     KATTN_ROLE(KATTN_DSINKS, "dsinks", dsinks),
     KATTN_ROLE(KATTN_PAGE_TABLE, "page_table", forward.extras.page_table),
+    KATTN_HANDLE_ROLE(KATTN_K_NEW, "k_new", k_new),
+    KATTN_HANDLE_ROLE(KATTN_V_NEW, "v_new", v_new),
 };
 #undef KATTN_ROLE
+#undef KATTN_HANDLE_ROLE
 
 const RoleSlot& slot_of(kattn_role_t role) {
   for (const RoleSlot& r : kRoles)
     if (r.role == role)
       return r;
-  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_PAGE_TABLE), got " +
+  throw InvalidArgument("role: expected a kattn_role_t (KATTN_Q .. KATTN_V_NEW), got " +
                         std::to_string(int(role)));
 }
 
@@ -120,8 +127,12 @@ Tensor make_tensor(void* data, kattn_dtype_t dtype, int rank, const std::int64_t
 } // namespace
 
 BackwardProblem& problem_of(kattn_problem_t h, const char* name) {
+  return handle_of(h, name).p;
+}
+
+kattn_problem_s& handle_of(kattn_problem_t h, const char* name) {
   require(h, name);
-  return h->p;
+  return *h;
 }
 
 DType dtype_of(kattn_dtype_t d, const char* name) {
@@ -172,10 +183,10 @@ kattn_status_t kattn_problem_set_tensor(kattn_problem_t problem, kattn_role_t ro
                                         kattn_dtype_t dtype, int rank, const int64_t* extents,
                                         const int64_t* strides, kattn_memory_t memory) {
   return guarded("kattn_problem_set_tensor", [&] {
-    kattn::BackwardProblem& p = problem_of(problem);
+    kattn_problem_s& h = kattn::c_api::handle_of(problem);
     const kattn::c_api::RoleSlot& slot = kattn::c_api::slot_of(role); // the role checked first
     try {
-      slot.of(p) = kattn::c_api::make_tensor(data, dtype, rank, extents, strides, memory);
+      slot.of(h) = kattn::c_api::make_tensor(data, dtype, rank, extents, strides, memory);
     } catch (const kattn::InvalidArgument& e) { // which tensor: the caller's role, by name
       throw kattn::InvalidArgument(std::string(slot.name) + ": " + e.what());
     }
