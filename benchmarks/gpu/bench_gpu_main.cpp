@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_text.hpp"
 #include "common/cuda_check.hpp"
 #include "gpu_sets.hpp"
 #include "kokkosattn/dispatch.hpp"
@@ -42,8 +43,11 @@
 namespace {
 
 using kattn::cuda_kernels::check_cuda;
+using kattn_bench::json_str;
+using kattn_bench::num;
 using kattn_bench::SetRing;
 using kattn_bench::Shape;
+using kattn_bench::split;
 
 struct Args {
   std::vector<std::string> impls{"cudnn", "cuda"};
@@ -58,15 +62,6 @@ struct Args {
   kattn::DType dtype = kattn::DType::bf16;
   std::vector<std::string> passes{"fwd", "fwd+bwd"};
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> r;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty())
-      r.push_back(x);
-  return r;
-}
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -133,25 +128,6 @@ Args parse(int argc, char** argv) {
     }
   }
   return a;
-}
-
-std::string json_str(const std::string& s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      r += '\\', r += c;
-    else if (static_cast<unsigned char>(c) < 0x20)
-      r += ' ';
-    else
-      r += c;
-  }
-  return r + "\"";
-}
-
-std::string num(double x) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6g", x);
-  return b;
 }
 
 struct Row {

@@ -3,10 +3,13 @@
 docs/performance.md) into one {"run_id", "env", "rows"} file, adds the GPU and driver from
 nvidia-smi, and writes a markdown table: per shape and pass, our cudnn backend (and cuda, when
 it ran) beside torch-cudnn, torch-flash and jax-cudnn, and our overhead over torch-cudnn in %
-and in microseconds."""
+and in microseconds; decode rows (kokkosattn_bench_decode, peers_decode.py) get their own table
+(decode_table.py)."""
 import argparse
 import json
 import subprocess
+
+from decode_table import decode_table
 
 
 def nvidia_smi():
@@ -36,6 +39,9 @@ def fmt_ms(r):
 
 
 def table(rows):
+    rows = [r for r in rows if r["exp"] != "decode"]  # decode rows: decode_table.py's table
+    if not rows:
+        return ""
     by = {}
     for r in rows:
         by.setdefault(key(r), {})[r["impl"]] = r
@@ -77,10 +83,12 @@ def main():
         rows += doc.get("rows", [])
     with open(args.out, "w") as f:
         json.dump({"run_id": args.run_id, "env": env, "rows": rows}, f, indent=1)
-    md = table(rows)
+    md, dec = table(rows), decode_table(rows)
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(f"run_id {args.run_id}; ms (TFLOP/s)\n\n" + md)
+            f.write(f"run_id {args.run_id}" + (f"; ms (TFLOP/s)\n\n{md}" if md else "\n") +
+                    (f"\n{dec}" if dec else ""))
+    md += dec
     print(md)
 
 
