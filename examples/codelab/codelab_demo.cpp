@@ -1,6 +1,6 @@
 // codelab_demo: the seed codelab's experiment on every backend this machine has, in the
 // codelab's order (docs/demo.md): inputs, naive vs fused, forcing each backend, causal masking,
-// timings, sequence and batch sweeps, MHA/GQA/MQA, FP8, memory. Prints aligned tables and
+// timings, sequence and batch sweeps, MHA/GQA/MQA, FP8, memory, decode. Prints aligned tables and
 // writes <out>/results.json (docs/benchmarks.md's schema plus the tables) and
 // <out>/results.csv; scripts/report/make_report.py turns those into plots and index.html.
 // Exits 1 when a backend's output is not close to the reference.
@@ -92,6 +92,7 @@ int main(int argc, char* argv[]) {
     codelab::step_heads(d);
     codelab::step_fp8(d);
     codelab::step_memory(d);
+    codelab::step_decode(d);
     if (d.cfg.full)
       codelab::step_flash(d);
 

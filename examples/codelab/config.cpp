@@ -58,6 +58,9 @@ std::string usage() {
          "  --batch LIST       batch sweep B values (default 1,2,4,8,16)\n"
          "  --batch-T N        T of the batch sweep (default 256)\n"
          "  --memory-T LIST    T values of the memory step (default 256,512,1024,2048)\n"
+         "  --decode-S LIST    cache lengths S of the decode step (default 256,1024,4096;\n"
+         "                     1024,4096,16384,65536 on a GPU execution space)\n"
+         "  --decode-B N       sequences of the decode step (default 4)\n"
          "  --repeats N        timed repeats per cell, median reported (default 5)\n"
          "  --warmup N         untimed calls before (default 1)\n"
          "  --cell-limit S     skip sweep cells estimated slower than S seconds per call\n"
@@ -89,6 +92,10 @@ Config parse_args(int argc, char* argv[]) {
       c.batch_T = to_int(value(), a);
     } else if (a == "--memory-T") {
       c.memory_T = to_ints(value(), a);
+    } else if (a == "--decode-S") {
+      c.decode_S = to_ints(value(), a);
+    } else if (a == "--decode-B") {
+      c.decode_B = to_int(value(), a);
     } else if (a == "--repeats") {
       c.policy.repeats = to_int(value(), a);
     } else if (a == "--warmup") {

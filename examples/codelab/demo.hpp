@@ -48,6 +48,7 @@ void step_sweeps(Demo& d);   // 6
 void step_heads(Demo& d);    // 7
 void step_fp8(Demo& d);      // 8
 void step_memory(Demo& d);   // 9
+void step_decode(Demo& d);   // 10
 void step_flash(Demo& d);    // --full
 
 // Cell text for a row: "12.345" ms, or "skip"/"fail" (the notes say why).

@@ -79,7 +79,12 @@ void Report::write_json(const std::string& path) const {
       << ", \"causal\": " << (s.causal ? "true" : "false") << ", \"pass\": " << quoted(r.pass)
       << ", \"ms\": " << number(r.ms) << ", \"tflops\": " << number(r.tflops)
       << ", \"peak_bytes\": " << number(r.peak_bytes)
-      << ", \"error\": " << (r.error.empty() ? "null" : quoted(r.error)) << "}";
+      << ", \"error\": " << (r.error.empty() ? "null" : quoted(r.error));
+    for (const auto& [key, value] : r.more_text)
+      o << ", " << quoted(key) << ": " << quoted(value);
+    for (const auto& [key, value] : r.more_numbers)
+      o << ", " << quoted(key) << ": " << number(value);
+    o << "}";
   }
   o << "\n ],\n \"tables\": [";
   for (std::size_t i = 0; i < tables.size(); ++i) {

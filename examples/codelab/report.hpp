@@ -13,12 +13,16 @@ namespace codelab {
 
 // One results-schema row.
 struct Row {
-  std::string exp;  // the step: default, causal, seq, batch, heads, fp8, memory, flash
+  std::string exp;  // the step: default, causal, seq, batch, heads, fp8, memory, decode, flash
   std::string impl; // backend name (or "inputs-only", the memory baseline)
   Shape shape;
   std::string pass = "fwd"; // "fwd" | "fwd+bwd"
   std::optional<double> ms, tflops, peak_bytes;
   std::string error; // why there is no measurement (refused, failed, skipped)
+  // Fields past the schema's, written after them in results.json (not in results.csv): the
+  // decode step's layout, page_size, tokens_per_s, ... (as benchmarks/gpu/bench_decode.cpp's).
+  std::vector<std::pair<std::string, std::string>> more_text;
+  std::vector<std::pair<std::string, double>> more_numbers;
 };
 
 // A table as printed: the HTML report shows the same cells.

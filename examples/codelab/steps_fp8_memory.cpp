@@ -96,7 +96,7 @@ void step_memory(Demo& d) {
     base.T = base.S = T;
     progress.next("inputs only T=" + std::to_string(T));
     const PeakMemory inputs = measure_peak_memory("inputs-only", base);
-    Row ri{"memory", "inputs-only", base, "fwd", {}, {}, {}, inputs.error};
+    Row ri{"memory", "inputs-only", base, "fwd", {}, {}, {}, inputs.error, {}, {}};
     if (inputs.error.empty())
       ri.peak_bytes = inputs.host_bytes;
     d.report.rows.push_back(ri);
@@ -105,7 +105,7 @@ void step_memory(Demo& d) {
       Shape s = base;
       s.dtype = d.sweep_dtype[impl->name()];
       progress.next(impl->name() + " T=" + std::to_string(T));
-      Row r{"memory", impl->name(), s, "fwd", {}, {}, {}, {}};
+      Row r{"memory", impl->name(), s, "fwd", {}, {}, {}, {}, {}, {}};
       // One call per measurement: allow three cell limits.
       if (const auto why = d.skip_reason(*impl, s, false, 3 * d.cfg.cell_limit_s)) {
         r.error = *why;

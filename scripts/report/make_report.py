@@ -4,8 +4,8 @@
     make_report.py REPORT_DIR       (reads REPORT_DIR/results.json, writes next to it)
 
 The page shows, in the codelab's order, every table the demo printed (same cells) and the plots
-(latency vs T, vs batch, TFLOP/s vs T, memory vs T, default-shape and MHA/GQA/MQA bars, and with
---full the FlashAttention sweep), images embedded as base64 so the one file is the whole report.
+(latency vs T, vs batch, TFLOP/s vs T, memory vs T, default-shape and MHA/GQA/MQA bars, decode
+tokens/s vs cache length, paged vs contiguous, and with --full the FlashAttention sweep), images embedded as base64 so the one file is the whole report.
 docs/demo.md describes the steps; docs/benchmarks.md the results schema.
 """
 import argparse
@@ -31,6 +31,7 @@ STEPS = [
     ("heads", "7. MHA / GQA / MQA"),
     ("fp8", "8. FP8"),
     ("memory", "9. Memory"),
+    ("decode", "10. Decode: paged vs contiguous KV cache"),
     ("flash", "FlashAttention sweep (--full)"),
 ]
 
@@ -134,6 +135,19 @@ def make_plots(res, out):
     add("memory", line_plot(os.path.join(out, "memory_vs_T.png"),
                             "Peak memory of one forward pass vs T (fresh process each)",
                             "T = S", "MiB", mem, scale=1 / 2**20))
+    # Decode rows carry the cache layout (paged / contiguous) and tokens/s past the schema.
+    decode = {}
+    for r in rows:
+        if r["exp"] == "decode" and r.get("tokens_per_s") is not None:
+            name = f"{r.get('layout', '?')} ({r['impl']}, {r['dtype']})"
+            decode.setdefault(name, []).append((r["S"], r["tokens_per_s"]))
+    shape = next((r for r in rows if r["exp"] == "decode"), None)
+    if shape:
+        add("decode", line_plot(
+            os.path.join(out, "decode_tokens_vs_S.png"),
+            f"Decode tokens/s vs cache length (B={shape['B']}, N={shape['N']}, "
+            f"K={shape['K']}, H={shape['H']})", "S (keys held)", "tokens/s",
+            {k: sorted(v) for k, v in decode.items()}))
     flash = [r for r in rows if r["exp"] == "flash" and r["tflops"] is not None]
     if flash:
         combos = sorted({(r["H"], r["causal"], r["pass"]) for r in flash})

@@ -91,7 +91,7 @@ def main():
     failures += [f"table {t} missing from the rendered page" for t in want if t not in have]
     steps = {t["id"] for t in res["tables"]}
     for step in ("inputs", "accuracy", "forcing", "causal", "default", "seq", "batch", "heads",
-                 "fp8", "memory"):
+                 "fp8", "memory", "decode"):
         if step not in steps:
             failures.append(f"results.json has no table for step '{step}'")
     pngs = sorted(os.path.basename(p) for p in glob.glob(os.path.join(report, "*.png")))
