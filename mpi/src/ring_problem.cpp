@@ -1,0 +1,91 @@
+#include "ring_problem.hpp"
+
+#include <utility>
+
+#include "collective.hpp"
+#include "kokkosattn/dtype.hpp"
+
+namespace kattn::distributed {
+
+// What this first version serves: dense self-attention slices (each rank's k and v hold the
+// same tokens as its q), causal or not; the options that need a query offset in the mask
+// (windows) or per-token tensors (bias, mask, lengths) are refused by name.
+void check_supported(const ForwardProblem& p, const Dims& d) {
+  const Extras& e = p.extras;
+  const std::pair<const Tensor*, const char*> refused[] = {{&e.bias, "extras.bias"},
+                                                           {&e.mask, "extras.mask"},
+                                                           {&e.alibi_slopes, "extras.alibi_slopes"},
+                                                           {&e.sinks, "extras.sinks"},
+                                                           {&e.seqlens_q, "extras.seqlens_q"},
+                                                           {&e.seqlens_k, "extras.seqlens_k"},
+                                                           {&e.cu_seqlens_q, "extras.cu_seqlens_q"},
+                                                           {&e.page_table, "extras.page_table"},
+                                                           {&e.fp8.descale_q, "extras.fp8"}};
+  for (const auto& [t, name] : refused)
+    if (t->defined())
+      throw Unsupported(std::string(name) + ": not served by the distributed entries yet (dense "
+                                            "self-attention slices, causal or not)");
+  if (d.window_left >= 0 || (d.window_right >= 0 && !p.options.causal))
+    throw Unsupported("options.window: not served by the distributed entries yet");
+  if (p.options.dropout_p > 0.0)
+    throw Unsupported("options.dropout_p: not served by the distributed entries yet");
+  if (d.T != d.S)
+    throw InvalidArgument("k: expected the rank's keys for its own tokens (self-attention: "
+                          "S_local == T_local = " +
+                          std::to_string(d.T) + "), got S_local = " + std::to_string(d.S));
+}
+
+// Rows [row0, row0 + n) of a [B, L, heads, dim] tensor.
+Tensor rows_of(const Tensor& t, std::int64_t row0, std::int64_t n) {
+  Tensor s = t;
+  s.data = static_cast<char*>(t.data) + row0 * t.stride[1] * size_bytes(t.dtype);
+  s.extent[1] = n;
+  return s;
+}
+
+Tensor contiguous(void* data, DType dt, std::int64_t b, std::int64_t l, std::int64_t h,
+                  std::int64_t dim, MemorySpace m) {
+  Tensor t = Tensor::contiguous(data, dt, {b, l, h, dim});
+  t.space = m;
+  return t;
+}
+
+// Validation and the ranks' agreement (collective): the same error on every rank.
+Geometry agree_on(MPI_Comm comm, const ForwardProblem& p, KokkosAttn::Distributed::Split split,
+                  const std::function<Dims()>& local) {
+  Geometry g;
+  check_mpi(MPI_Comm_rank(comm, &g.rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &g.size), "MPI_Comm_size");
+  std::vector<std::int64_t> mine(9, -1);
+  agree(comm, [&] {
+    g.d = local();
+    mine = {g.d.B,
+            g.d.N,
+            g.d.K,
+            g.d.H,
+            g.d.Hv,
+            static_cast<std::int64_t>(p.q.dtype),
+            p.options.causal,
+            static_cast<std::int64_t>(split),
+            g.d.T};
+  });
+  const auto all = all_gather(comm, mine);
+  agree(comm, [&] {
+    static const char* names[] = {"B", "N", "K", "H", "Hv", "dtype", "options.causal", "layout"};
+    for (int r = 0; r < g.size; ++r)
+      for (std::size_t i = 0; i < 8; ++i)
+        if (all[std::size_t(r)][i] != all[0][i])
+          throw InvalidArgument(std::string(names[i]) +
+                                ": expected every rank to agree, "
+                                "got " +
+                                std::to_string(all[0][i]) + " on rank 0 and " +
+                                std::to_string(all[std::size_t(r)][i]) + " on rank " +
+                                std::to_string(r));
+    for (int r = 0; r < g.size; ++r)
+      g.lengths.push_back(all[std::size_t(r)][8]);
+    g.segments = rank_segments(split, g.lengths);
+  });
+  return g;
+}
+
+} // namespace kattn::distributed
