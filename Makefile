@@ -31,7 +31,7 @@ PRESET    ?= default
 IN_ROOT   := KOKKOSATTN_SKIP_SETUP=1 scripts/in-root.sh
 CMAKE_ARGS ?=
 CONFORMANCE_ARGS ?= --time-budget 240
-FORMAT_DIRS := core kernels backends cuda hip tests examples benchmarks
+FORMAT_DIRS := core kernels backends cuda hip mpi tests examples benchmarks
 FORMAT_FIND := find $(FORMAT_DIRS) -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' -o -name '*.c' \
                  -o -name '*.cu' -o -name '*.cuh' -o -name '*.hip' \) 2>/dev/null || true
 
