@@ -151,9 +151,9 @@ void ring(const ExecSpace& exec, MPI_Comm comm, const kattn::ForwardProblem& p, 
 
 void ring_forward(const kattn::ExecContext& x, MPI_Comm comm, const kattn::ForwardProblem& p,
                   const Layout& layout) {
-  const Geometry g = kattn::distributed::agree_on(comm, p, layout.split, [&] {
+  const Geometry g = kattn::distributed::agree_on(comm, p, layout, [&] {
     const kattn::Dims d = kattn::validate(p);
-    kattn::distributed::check_supported(p, d);
+    kattn::distributed::check_supported(p, d, layout.scheme);
     const kattn::Support s = kattn::kokkos_common::check_runnable(
         "distributed", p.q.dtype, kattn::kokkos_common::named_tensors(p), x);
     if (!s.ok)

@@ -7,10 +7,7 @@
 
 namespace kattn::distributed {
 
-// What this first version serves: dense self-attention slices (each rank's k and v hold the
-// same tokens as its q), causal or not; the options that need a query offset in the mask
-// (windows) or per-token tensors (bias, mask, lengths) are refused by name.
-void check_supported(const ForwardProblem& p, const Dims& d) {
+void check_supported(const ForwardProblem& p, const Dims& d, KokkosAttn::Distributed::Scheme s) {
   const Extras& e = p.extras;
   const std::pair<const Tensor*, const char*> refused[] = {{&e.bias, "extras.bias"},
                                                            {&e.mask, "extras.mask"},
@@ -25,8 +22,10 @@ void check_supported(const ForwardProblem& p, const Dims& d) {
     if (t->defined())
       throw Unsupported(std::string(name) + ": not served by the distributed entries yet (dense "
                                             "self-attention slices, causal or not)");
-  if (d.window_left >= 0 || (d.window_right >= 0 && !p.options.causal))
-    throw Unsupported("options.window: not served by the distributed entries yet");
+  if (s == KokkosAttn::Distributed::Scheme::ring &&
+      (p.options.window_left >= 0 || (p.options.window_right >= 0 && !p.options.causal)))
+    throw Unsupported("options.window: not served by the ring yet (the all-to-all serves it: "
+                      "layout.scheme = Scheme::all_to_all)");
   if (p.options.dropout_p > 0.0)
     throw Unsupported("options.dropout_p: not served by the distributed entries yet");
   if (d.T != d.S)
@@ -51,12 +50,14 @@ Tensor contiguous(void* data, DType dt, std::int64_t b, std::int64_t l, std::int
 }
 
 // Validation and the ranks' agreement (collective): the same error on every rank.
-Geometry agree_on(MPI_Comm comm, const ForwardProblem& p, KokkosAttn::Distributed::Split split,
+Geometry agree_on(MPI_Comm comm, const ForwardProblem& p,
+                  const KokkosAttn::Distributed::Layout& layout,
                   const std::function<Dims()>& local) {
   Geometry g;
   check_mpi(MPI_Comm_rank(comm, &g.rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &g.size), "MPI_Comm_size");
-  std::vector<std::int64_t> mine(9, -1);
+  constexpr std::size_t kAgreed = 12; // then the rank's own length
+  std::vector<std::int64_t> mine(kAgreed + 1, -1);
   agree(comm, [&] {
     g.d = local();
     mine = {g.d.B,
@@ -66,14 +67,29 @@ Geometry agree_on(MPI_Comm comm, const ForwardProblem& p, KokkosAttn::Distribute
             g.d.Hv,
             static_cast<std::int64_t>(p.q.dtype),
             p.options.causal,
-            static_cast<std::int64_t>(split),
+            static_cast<std::int64_t>(layout.split),
+            static_cast<std::int64_t>(layout.scheme),
+            p.options.window_left, // as asked: resolved ones depend on the local lengths
+            p.options.window_right,
+            p.extras.lse.defined(),
             g.d.T};
   });
   const auto all = all_gather(comm, mine);
   agree(comm, [&] {
-    static const char* names[] = {"B", "N", "K", "H", "Hv", "dtype", "options.causal", "layout"};
+    static const char* names[kAgreed] = {"B",
+                                         "N",
+                                         "K",
+                                         "H",
+                                         "Hv",
+                                         "dtype",
+                                         "options.causal",
+                                         "layout.split",
+                                         "layout.scheme",
+                                         "window_left",
+                                         "window_right",
+                                         "extras.lse (given or not)"};
     for (int r = 0; r < g.size; ++r)
-      for (std::size_t i = 0; i < 8; ++i)
+      for (std::size_t i = 0; i < kAgreed; ++i)
         if (all[std::size_t(r)][i] != all[0][i])
           throw InvalidArgument(std::string(names[i]) +
                                 ": expected every rank to agree, "
@@ -82,8 +98,12 @@ Geometry agree_on(MPI_Comm comm, const ForwardProblem& p, KokkosAttn::Distribute
                                 std::to_string(all[std::size_t(r)][i]) + " on rank " +
                                 std::to_string(r));
     for (int r = 0; r < g.size; ++r)
-      g.lengths.push_back(all[std::size_t(r)][8]);
-    g.segments = rank_segments(split, g.lengths);
+      g.lengths.push_back(all[std::size_t(r)][kAgreed]);
+    g.segments = rank_segments(layout.split, g.lengths);
+    if (layout.scheme == KokkosAttn::Distributed::Scheme::all_to_all && g.d.K % g.size != 0)
+      throw InvalidArgument("layout.scheme: the all-to-all over heads needs the ranks (" +
+                            std::to_string(g.size) +
+                            ") to divide the key/value heads K = " + std::to_string(g.d.K));
   });
   return g;
 }

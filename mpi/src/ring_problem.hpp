@@ -23,9 +23,10 @@
 namespace kattn::distributed {
 
 // Dense self-attention slices (each rank's k and v hold the same tokens as its q), causal or
-// not: options that need a query offset in the mask (windows) or per-token tensors (bias, mask,
-// lengths, pages) are refused by name.
-void check_supported(const ForwardProblem& p, const Dims& d);
+// not: per-token tensors (bias, mask, lengths, pages) are refused by name, and windows where
+// the scheme cannot place them (the ring: a block pair's mask needs a query offset the options
+// cannot express yet; the all-to-all attends the whole sequence in order and serves them).
+void check_supported(const ForwardProblem& p, const Dims& d, KokkosAttn::Distributed::Scheme s);
 
 struct Geometry {
   int rank = 0, size = 1;
@@ -35,9 +36,10 @@ struct Geometry {
 };
 
 // Validation (`local`: this rank's checks, returning its dims) and the ranks' agreement on B, N,
-// K, H, Hv, dtype, causal and layout; every rank's length. Collective: the same error on every
-// rank.
-Geometry agree_on(MPI_Comm comm, const ForwardProblem& p, KokkosAttn::Distributed::Split split,
+// K, H, Hv, dtype, the mask options and the layout (and, for the all-to-all, that P divides K);
+// every rank's length. Collective: the same error on every rank.
+Geometry agree_on(MPI_Comm comm, const ForwardProblem& p,
+                  const KokkosAttn::Distributed::Layout& layout,
                   const std::function<Dims()>& local);
 
 // Rows [row0, row0 + n) of a [B, L, heads, dim] tensor.

@@ -33,6 +33,7 @@ namespace {
 using kattn::DType;
 using kattn::Tensor;
 using KokkosAttn::Distributed::Layout;
+using KokkosAttn::Distributed::Scheme;
 using KokkosAttn::Distributed::Split;
 
 int g_rank = 0, g_size = 1, g_failures = 0;
@@ -64,6 +65,8 @@ struct Case {
   Split split;
   bool causal;
   std::vector<std::int64_t> lengths; // per rank (for g_size ranks)
+  Scheme scheme = Scheme::ring;
+  std::int64_t window_left = -1; // the all-to-all serves windows
 };
 
 std::int64_t sum(const std::vector<std::int64_t>& v) {
@@ -81,7 +84,7 @@ std::int64_t global_row(const std::vector<kattn::distributed::Segment>& segs, st
   return -1;
 }
 
-constexpr std::int64_t kB = 2, kN = 4, kK = 2, kH = 16;
+constexpr std::int64_t kB = 2, kN = 8, kK = 4, kH = 16; // K = 4: the all-to-all on 1, 2, 4 ranks
 
 // Rows of a global [B, T, heads, dim] buffer for this rank's local rows (or back: `scatter`).
 Buf slice(const Buf& g, std::int64_t T, std::int64_t Tl, std::int64_t heads,
@@ -156,6 +159,7 @@ void run_case(const Case& c) {
   const auto& mine = segs[std::size_t(g_rank)];
   kattn::Options o;
   o.causal = c.causal;
+  o.window_left = c.window_left;
   const Global g(T, o, c.dtype);
   // This rank's slice, outputs poisoned.
   Buf ql = slice(g.q, T, Tl, kN, mine), kl = slice(g.k, T, Tl, kK, mine),
@@ -171,6 +175,7 @@ void run_case(const Case& c) {
   p.options = o;
   Layout layout;
   layout.split = c.split;
+  layout.scheme = c.scheme;
   KokkosAttn::Distributed::sdpa(Kokkos::DefaultHostExecutionSpace{}, MPI_COMM_WORLD, p, layout);
 
   double vmax = 0;
@@ -187,7 +192,8 @@ void run_case(const Case& c) {
             err_lse, std::abs(double(lse.d32[std::size_t((b * kN + n) * Tl + i)]) -
                               g.ref_lse.d32[std::size_t((b * kN + n) * T + global_row(mine, i))]));
   char buf[400];
-  std::snprintf(buf, sizeof buf, "%s %s (np %d): out err %.2g (tol %.2g), lse err %.2g", c.name,
+  std::snprintf(buf, sizeof buf, "%s, %s %s (np %d): out err %.2g (tol %.2g), lse err %.2g",
+                c.scheme == Scheme::all_to_all ? "all-to-all" : "ring", c.name,
                 c.dtype == DType::f64 ? "f64" : "f32", g_size, err, tol, err_lse);
   if (g_rank == 0)
     std::printf("%s\n", buf);
@@ -279,6 +285,29 @@ int main(int argc, char** argv) {
                   causal, ragged});
         run_case({causal ? "zigzag causal" : "zigzag", t, Split::zigzag, causal, even});
       }
+    // The all-to-all over heads: P must divide K (4); windows served (whole sequence in order).
+    if (kK % g_size == 0) {
+      for (DType t : {DType::f32, DType::f64}) {
+        run_case(
+            {"contiguous ragged causal", t, Split::contiguous, true, ragged, Scheme::all_to_all});
+        run_case({"zigzag", t, Split::zigzag, false, even, Scheme::all_to_all});
+        run_case({"contiguous ragged causal, window 6", t, Split::contiguous, true, ragged,
+                  Scheme::all_to_all, 6});
+      }
+    } else {
+      kattn::ForwardProblem x;
+      std::vector<float> z(std::size_t(kB * 4 * kN * kH)), zo(z.size());
+      x.q = Tensor::contiguous(z.data(), DType::f32, {kB, 4, kN, kH});
+      x.k = x.v = Tensor::contiguous(z.data(), DType::f32, {kB, 4, kK, kH});
+      x.out = Tensor::contiguous(zo.data(), DType::f32, {kB, 4, kN, kH});
+      Layout a2a;
+      a2a.scheme = Scheme::all_to_all;
+      every_rank_throws<kattn::InvalidArgument>(
+          "all-to-all, P not dividing K", "layout.scheme: the all-to-all over heads needs", [&] {
+            KokkosAttn::Distributed::sdpa(Kokkos::DefaultHostExecutionSpace{}, MPI_COMM_WORLD, x,
+                                          a2a);
+          });
+    }
     bad_inputs();
   }
   int total = 0;
