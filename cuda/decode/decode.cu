@@ -78,6 +78,10 @@ std::string unsupported_reason(const FlashFwdParams& p) {
         heads_limit(p), sizes_limit(p)})
     if (!why.empty())
       return why;
+  if (static_cast<std::int64_t>(p.N / p.K) * p.T > (std::int64_t{1} << 30))
+    return "sizes: expected (N / K) * T <= 2^30 packed rows per KV head (decode kernel: 32-bit "
+           "row indices), got " +
+           std::to_string(static_cast<std::int64_t>(p.N / p.K) * p.T);
   if (static_cast<std::int64_t>(p.B) * p.K > 65535)
     return "grid: expected B * K <= 65535 (decode kernel), got " +
            std::to_string(static_cast<std::int64_t>(p.B) * p.K);
