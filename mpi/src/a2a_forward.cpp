@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "collective.hpp"
+#include "distributed_problem.hpp"
 #include "kokkos_common/layout_copy.hpp"
 #include "kokkosattn/validate.hpp"
-#include "ring_problem.hpp"
 
 namespace KokkosAttn::Distributed::Impl {
 namespace {
@@ -31,15 +31,7 @@ using kattn::distributed::contiguous;
 using kattn::distributed::Geometry;
 using kattn::distributed::rows_of;
 using kattn::distributed::Segment;
-
-// Dims [d0, d1) of dimension `dim` of t.
-Tensor slice(const Tensor& t, int dim, std::int64_t d0, std::int64_t n) {
-  Tensor s = t;
-  s.data = static_cast<char*>(t.data) +
-           d0 * t.stride[std::size_t(dim)] * static_cast<std::int64_t>(kattn::size_bytes(t.dtype));
-  s.extent[std::size_t(dim)] = n;
-  return s;
-}
+using kattn::distributed::slice;
 
 // One tensor's exchange: every rank sends rank g the rows of its tokens for head group g and
 // receives the rows of rank s's tokens for its own group, in rank order.

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "collective.hpp"
+#include "distributed_problem.hpp"
 #include "kokkos_common/layout_copy.hpp"
 #include "kokkosattn/validate.hpp"
 #include "lse_merge.hpp"
-#include "ring_problem.hpp"
 
 namespace KokkosAttn::Distributed::Impl {
 namespace {

@@ -1,6 +1,6 @@
-// What the distributed forward and backward share (mpi/src/ring_forward.cpp,
-// ring_backward.cpp): what they serve, the ranks' agreement on the problem and its geometry,
-// rows of a tensor, and the element types and spaces the rings are instantiated for.
+// What the distributed schemes share (mpi/src/ring_forward.cpp, a2a_forward.cpp): what they
+// serve, the ranks' agreement on the problem and its geometry, slices of a tensor, and the
+// element types and spaces they are instantiated for.
 #pragma once
 
 #include <mpi.h>
@@ -42,8 +42,12 @@ Geometry agree_on(MPI_Comm comm, const ForwardProblem& p,
                   const KokkosAttn::Distributed::Layout& layout,
                   const std::function<Dims()>& local);
 
-// Rows [row0, row0 + n) of a [B, L, heads, dim] tensor.
-Tensor rows_of(const Tensor& t, std::int64_t row0, std::int64_t n);
+// Indices [d0, d0 + n) of dimension `dim` of t, and rows [row0, row0 + n) of a
+// [B, L, heads, dim] tensor.
+Tensor slice(const Tensor& t, int dim, std::int64_t d0, std::int64_t n);
+inline Tensor rows_of(const Tensor& t, std::int64_t row0, std::int64_t n) {
+  return slice(t, 1, row0, n);
+}
 // A contiguous [b, l, h, dim] tensor in memory m.
 Tensor contiguous(void* data, DType dt, std::int64_t b, std::int64_t l, std::int64_t h,
                   std::int64_t dim, MemorySpace m);

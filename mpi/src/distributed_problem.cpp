@@ -1,4 +1,4 @@
-#include "ring_problem.hpp"
+#include "distributed_problem.hpp"
 
 #include <utility>
 
@@ -34,11 +34,11 @@ void check_supported(const ForwardProblem& p, const Dims& d, KokkosAttn::Distrib
                           std::to_string(d.T) + "), got S_local = " + std::to_string(d.S));
 }
 
-// Rows [row0, row0 + n) of a [B, L, heads, dim] tensor.
-Tensor rows_of(const Tensor& t, std::int64_t row0, std::int64_t n) {
+Tensor slice(const Tensor& t, int dim, std::int64_t d0, std::int64_t n) {
   Tensor s = t;
-  s.data = static_cast<char*>(t.data) + row0 * t.stride[1] * size_bytes(t.dtype);
-  s.extent[1] = n;
+  s.data = static_cast<char*>(t.data) +
+           d0 * t.stride[std::size_t(dim)] * static_cast<std::int64_t>(size_bytes(t.dtype));
+  s.extent[std::size_t(dim)] = n;
   return s;
 }
 
