@@ -53,6 +53,9 @@ args=(-S "$repo/examples" -B "$tmp/build" -G Ninja
 # A library built with Kokkos Kernels: its package config finds it again (as a user's would).
 [[ -n $kk_dir && $kk_dir != *NOTFOUND ]] && args+=("-DKokkosKernels_DIR=$kk_dir")
 [[ -n $cuda_compiler && $cuda_compiler != *NOTFOUND ]] && args+=("-DCMAKE_CUDA_COMPILER=$cuda_compiler")
+# Built with the MPI component: find_package(KokkosAttn COMPONENTS MPI) must find it.
+grep -q 'set(KokkosAttn_HAVE_MPI ON)' "$build/KokkosAttnConfig.cmake" &&
+  args+=(-DKOKKOSATTN_EXAMPLES_REQUIRE_MPI=ON)
 # Built with the Fortran module: find_package(KokkosAttn COMPONENTS Fortran) must find it.
 fortran_compiler=$(sed -n 's/^CMAKE_Fortran_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 with_fortran=0
