@@ -19,7 +19,6 @@
 #include "collective.hpp"
 #include "distributed_problem.hpp"
 #include "kokkos_common/layout_copy.hpp"
-#include "kokkosattn/validate.hpp"
 
 namespace KokkosAttn::Distributed::Impl {
 namespace {
@@ -184,15 +183,7 @@ void a2a(const ExecSpace& exec, MPI_Comm comm, const kattn::ForwardProblem& p, c
 
 void a2a_forward(const kattn::ExecContext& x, MPI_Comm comm, const kattn::ForwardProblem& p,
                  const Layout& layout) {
-  const Geometry g = kattn::distributed::agree_on(comm, p, layout, [&] {
-    const kattn::Dims d = kattn::validate(p);
-    kattn::distributed::check_supported(p, d, layout.scheme);
-    const kattn::Support s = kattn::kokkos_common::check_runnable(
-        "distributed", p.q.dtype, kattn::kokkos_common::named_tensors(p), x);
-    if (!s.ok)
-      throw kattn::Unsupported(s.reason);
-    return d;
-  });
+  const Geometry g = kattn::distributed::agree_on_forward(comm, p, layout, x);
   // Collective calls inside: a failure on one rank would leave the others waiting in
   // MPI_Alltoallv, so every check that can fail ran above; what remains is the run itself.
   kattn::distributed::agree(comm, [&] {

@@ -4,6 +4,7 @@
 
 #include "collective.hpp"
 #include "kokkosattn/dtype.hpp"
+#include "kokkosattn/validate.hpp"
 
 namespace kattn::distributed {
 
@@ -106,6 +107,19 @@ Geometry agree_on(MPI_Comm comm, const ForwardProblem& p,
                             ") to divide the key/value heads K = " + std::to_string(g.d.K));
   });
   return g;
+}
+
+Geometry agree_on_forward(MPI_Comm comm, const ForwardProblem& p,
+                          const KokkosAttn::Distributed::Layout& layout, const ExecContext& x) {
+  return agree_on(comm, p, layout, [&] {
+    const Dims d = validate(p);
+    check_supported(p, d, layout.scheme);
+    const Support s =
+        kokkos_common::check_runnable("distributed", p.q.dtype, kokkos_common::named_tensors(p), x);
+    if (!s.ok)
+      throw Unsupported(s.reason);
+    return d;
+  });
 }
 
 } // namespace kattn::distributed

@@ -42,6 +42,11 @@ Geometry agree_on(MPI_Comm comm, const ForwardProblem& p,
                   const KokkosAttn::Distributed::Layout& layout,
                   const std::function<Dims()>& local);
 
+// agree_on with the forward's local checks: validation, what the scheme serves, and that the
+// context's execution space reads every tensor.
+Geometry agree_on_forward(MPI_Comm comm, const ForwardProblem& p,
+                          const KokkosAttn::Distributed::Layout& layout, const ExecContext& x);
+
 // Indices [d0, d0 + n) of dimension `dim` of t, and rows [row0, row0 + n) of a
 // [B, L, heads, dim] tensor.
 Tensor slice(const Tensor& t, int dim, std::int64_t d0, std::int64_t n);

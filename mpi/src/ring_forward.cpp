@@ -19,7 +19,6 @@
 #include "collective.hpp"
 #include "distributed_problem.hpp"
 #include "kokkos_common/layout_copy.hpp"
-#include "kokkosattn/validate.hpp"
 #include "lse_merge.hpp"
 
 namespace KokkosAttn::Distributed::Impl {
@@ -151,15 +150,7 @@ void ring(const ExecSpace& exec, MPI_Comm comm, const kattn::ForwardProblem& p, 
 
 void ring_forward(const kattn::ExecContext& x, MPI_Comm comm, const kattn::ForwardProblem& p,
                   const Layout& layout) {
-  const Geometry g = kattn::distributed::agree_on(comm, p, layout, [&] {
-    const kattn::Dims d = kattn::validate(p);
-    kattn::distributed::check_supported(p, d, layout.scheme);
-    const kattn::Support s = kattn::kokkos_common::check_runnable(
-        "distributed", p.q.dtype, kattn::kokkos_common::named_tensors(p), x);
-    if (!s.ok)
-      throw kattn::Unsupported(s.reason);
-    return d;
-  });
+  const Geometry g = kattn::distributed::agree_on_forward(comm, p, layout, x);
   kattn::distributed::agree(comm, [&] {
     kattn::distributed::on_host_space(x, [&](const auto& exec) {
       using Exec = std::decay_t<decltype(exec)>;
