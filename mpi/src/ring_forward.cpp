@@ -10,6 +10,7 @@
 #include <KokkosAttn_Distributed.hpp>
 #include <KokkosAttn_Sdpa.hpp>
 
+#include <climits>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -44,6 +45,13 @@ void ring(const ExecSpace& exec, MPI_Comm comm, const kattn::ForwardProblem& p, 
   for (std::int64_t n : g.lengths)
     max_len = n > max_len ? n : max_len;
   const auto block_elems = [&](std::int64_t len) { return B * len * K * (H + Hv); };
+  // MPI counts are int: every rank sees the same lengths, so every rank refuses alike before
+  // any exchange (docs/scale-out.md: blocks over 2 GiB are not served yet).
+  if (block_elems(max_len) * static_cast<std::int64_t>(elem) > INT_MAX)
+    throw kattn::Unsupported(
+        "distributed: a ring block of " +
+        std::to_string(block_elems(max_len) * static_cast<std::int64_t>(elem)) +
+        " bytes (MPI counts are int; over 2 GiB not served yet)");
 
   // Two blocks of K then V, contiguous [B, len, K, H] and [B, len, K, Hv]; MPI reads them where
   // they are (host memory here; device memory needs a GPU-aware MPI: not served yet).
